@@ -1,0 +1,272 @@
+//! The `config.yaml` model: all keys camelCase, unknown keys ignored, every key optional with
+//! the defaults documented on each field.
+//!
+//! Credentials in it (client secrets, passwords, tokens) are [`SecretString`]s; they are never
+//! written back out by serialization. Use the `*File` keys to keep them in files.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::secret::SecretString;
+
+/// The whole `config.yaml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct MusterConfig {
+    /// Namespace for resources, events and executions (default `default`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// `true` runs muster in Kubernetes mode; startup fails when no cluster is reachable.
+    pub kubernetes: bool,
+    /// The aggregator.
+    pub aggregator: AggregatorConfig,
+}
+
+impl MusterConfig {
+    /// The namespace with its default.
+    pub fn namespace(&self) -> &str {
+        self.namespace.as_deref().unwrap_or(crate::DEFAULT_NAMESPACE)
+    }
+}
+
+/// How muster serves MCP to its clients.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AggregatorTransport {
+    /// Streamable HTTP at `/mcp` (plus legacy SSE).
+    #[default]
+    StreamableHttp,
+    /// Legacy HTTP+SSE only: `GET /sse`, `POST /message`.
+    Sse,
+    /// MCP on muster's own stdin/stdout.
+    Stdio,
+}
+
+/// The `aggregator` section.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AggregatorConfig {
+    /// Port (default 8090).
+    pub port: u16,
+    /// Host (default `localhost`).
+    pub host: String,
+    /// Transport (default `streamable-http`).
+    pub transport: AggregatorTransport,
+    /// Prefix of backend tools (default `x`).
+    pub muster_prefix: String,
+    /// Extra `Host` header values the MCP endpoint accepts besides loopback names (needed
+    /// behind a Kubernetes Service or Ingress); `["*"]` accepts any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
+    /// The admin UI.
+    pub admin: AdminConfig,
+    /// OAuth, towards downstream servers and protecting muster.
+    pub oauth: OAuthConfig,
+}
+
+impl Default for AggregatorConfig {
+    fn default() -> Self {
+        Self {
+            port: 8090,
+            host: "localhost".to_owned(),
+            transport: AggregatorTransport::default(),
+            muster_prefix: "x".to_owned(),
+            allowed_hosts: Vec::new(),
+            admin: AdminConfig::default(),
+            oauth: OAuthConfig::default(),
+        }
+    }
+}
+
+impl AggregatorConfig {
+    /// The MCP endpoint clients use, e.g. `http://localhost:8090/mcp`.
+    pub fn endpoint(&self) -> String {
+        let host = match self.host.as_str() {
+            "0.0.0.0" | "::" | "" => "localhost",
+            h => h,
+        };
+        let path = if self.transport == AggregatorTransport::Sse { "sse" } else { "mcp" };
+        format!("http://{host}:{}/{path}", self.port)
+    }
+}
+
+/// The `aggregator.admin` section.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AdminConfig {
+    /// Serve the admin UI (default false).
+    pub enabled: bool,
+    /// Its port (default 9999).
+    pub port: u16,
+    /// Its bind address (default `127.0.0.1`).
+    pub bind_address: String,
+}
+
+impl Default for AdminConfig {
+    fn default() -> Self {
+        Self { enabled: false, port: 9999, bind_address: "127.0.0.1".to_owned() }
+    }
+}
+
+/// The `aggregator.oauth` section.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OAuthConfig {
+    /// muster as OAuth client of downstream servers.
+    pub mcp_client: OAuthClientConfig,
+    /// muster as OAuth-protected server.
+    pub server: OAuthServerConfig,
+}
+
+/// The `aggregator.oauth.mcpClient` section.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OAuthClientConfig {
+    /// Enabled (default false).
+    pub enabled: bool,
+    /// muster's public URL, used for callbacks and its client metadata document.
+    pub public_url: String,
+    /// Client id; default `<publicUrl><cimd.path>`.
+    pub client_id: String,
+    /// Callback path (default `/oauth/proxy/callback`).
+    pub callback_path: String,
+    /// Client ID Metadata Document settings.
+    pub cimd: CimdConfig,
+    /// Where a finished login may redirect to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub post_login_redirect_allowlist: Vec<String>,
+}
+
+impl Default for OAuthClientConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            public_url: String::new(),
+            client_id: String::new(),
+            callback_path: "/oauth/proxy/callback".to_owned(),
+            cimd: CimdConfig::default(),
+            post_login_redirect_allowlist: Vec::new(),
+        }
+    }
+}
+
+/// `aggregator.oauth.mcpClient.cimd`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CimdConfig {
+    /// Path of the document (default `/.well-known/oauth-client.json`).
+    pub path: String,
+    /// Scopes (default `openid profile email groups offline_access`).
+    pub scopes: String,
+}
+
+impl Default for CimdConfig {
+    fn default() -> Self {
+        Self {
+            path: "/.well-known/oauth-client.json".to_owned(),
+            scopes: "openid profile email groups offline_access".to_owned(),
+        }
+    }
+}
+
+/// The `aggregator.oauth.server` section.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OAuthServerConfig {
+    /// Enabled (default false).
+    pub enabled: bool,
+    /// muster's public base URL.
+    pub base_url: String,
+    /// Upstream identity provider: `dex` (default) or `google`.
+    pub provider: String,
+    /// Dex settings.
+    pub dex: DexConfig,
+    /// Resource identifier tokens are bound to (default `baseUrl`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub resource_identifier: String,
+    /// Rolling session duration (default `720h`).
+    pub session_duration: String,
+    /// Audiences of externally issued tokens muster accepts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trusted_audiences: Vec<String>,
+    /// Origins allowed for CORS.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_origins: Vec<String>,
+    /// Encryption key of stored tokens (never serialized).
+    #[serde(skip_serializing)]
+    #[schemars(with = "Option<String>")]
+    pub encryption_key: Option<SecretString>,
+    /// File holding the encryption key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encryption_key_file: Option<PathBuf>,
+}
+
+impl Default for OAuthServerConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            base_url: String::new(),
+            provider: "dex".to_owned(),
+            dex: DexConfig::default(),
+            resource_identifier: String::new(),
+            session_duration: "720h".to_owned(),
+            trusted_audiences: Vec::new(),
+            allowed_origins: Vec::new(),
+            encryption_key: None,
+            encryption_key_file: None,
+        }
+    }
+}
+
+/// `aggregator.oauth.server.dex`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DexConfig {
+    /// Dex's issuer URL.
+    pub issuer_url: String,
+    /// muster's client id at Dex.
+    pub client_id: String,
+    /// muster's client secret at Dex (never serialized).
+    #[serde(skip_serializing)]
+    #[schemars(with = "Option<String>")]
+    pub client_secret: Option<SecretString>,
+    /// File holding the client secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_file: Option<PathBuf>,
+    /// Connector to use at Dex.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub connector_id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_unknown_keys() {
+        let cfg: MusterConfig = serde_json::from_value(serde_json::json!({
+            "aggregator": { "port": 18000, "enabled": true },
+            "logging": { "level": "debug" }
+        }))
+        .unwrap();
+        assert_eq!(cfg.aggregator.port, 18000);
+        assert_eq!(cfg.aggregator.host, "localhost");
+        assert_eq!(cfg.aggregator.muster_prefix, "x");
+        assert_eq!(cfg.namespace(), "default");
+        assert_eq!(cfg.aggregator.endpoint(), "http://localhost:18000/mcp");
+    }
+
+    #[test]
+    fn secrets_are_not_serialized() {
+        let cfg: MusterConfig = serde_json::from_value(serde_json::json!({
+            "aggregator": { "oauth": { "server": { "dex": { "clientSecret": "hunter2" } } } }
+        }))
+        .unwrap();
+        assert!(cfg.aggregator.oauth.server.dex.client_secret.is_some());
+        let out = serde_json::to_string(&cfg).unwrap();
+        assert!(!out.contains("hunter2"));
+        assert!(!format!("{cfg:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,132 @@
+//! Events about resources, as Kubernetes core/v1 Events and muster's event log record them.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// `Normal` or `Warning`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventType {
+    /// Something expected happened.
+    Normal,
+    /// Something went wrong.
+    Warning,
+}
+
+/// The object an event is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InvolvedObject {
+    /// `MCPServer` or `Workflow`.
+    pub kind: String,
+    /// The resource name.
+    pub name: String,
+    /// The namespace.
+    pub namespace: String,
+}
+
+/// One event, in the JSON shape of muster's event log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// When it happened.
+    pub timestamp: DateTime<Utc>,
+    /// The namespace it was recorded in.
+    pub namespace: String,
+    /// What it is about.
+    pub involved_object: InvolvedObject,
+    /// A CamelCase reason, e.g. `MCPServerStarted`.
+    pub reason: String,
+    /// A one-line message; never contains credentials.
+    pub message: String,
+    /// `Normal` or `Warning`.
+    #[serde(rename = "type")]
+    pub type_: EventType,
+    /// Always `muster`.
+    pub source: String,
+}
+
+impl Event {
+    /// An event about `kind`/`name` in `namespace`, happening now.
+    pub fn new(
+        kind: &str,
+        name: &str,
+        namespace: &str,
+        reason: &str,
+        type_: EventType,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            timestamp: Utc::now(),
+            namespace: namespace.to_owned(),
+            involved_object: InvolvedObject {
+                kind: kind.to_owned(),
+                name: name.to_owned(),
+                namespace: namespace.to_owned(),
+            },
+            reason: reason.to_owned(),
+            message: message.into(),
+            type_,
+            source: "muster".to_owned(),
+        }
+    }
+}
+
+/// Where events go: Kubernetes Events, the filesystem event log, memory.
+///
+/// Recording never fails the caller's operation and never blocks on I/O; an implementation
+/// that writes somewhere slow queues.
+pub trait EventSink: Send + Sync + std::fmt::Debug {
+    /// Records one event.
+    fn record(&self, event: Event);
+}
+
+/// An [`EventSink`] that keeps the newest events in memory, for embedders and tests.
+#[derive(Debug)]
+pub struct MemoryEventSink {
+    capacity: usize,
+    events: Mutex<VecDeque<Event>>,
+}
+
+impl MemoryEventSink {
+    /// Keeps at most `capacity` events, dropping the oldest.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self { capacity, events: Mutex::new(VecDeque::with_capacity(capacity.min(1024))) }
+    }
+
+    /// The events kept, oldest first.
+    pub fn events(&self) -> Vec<Event> {
+        self.events.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
+    }
+}
+
+impl EventSink for MemoryEventSink {
+    fn record(&self, event: Event) {
+        let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
+        if events.len() == self.capacity {
+            events.pop_front();
+        }
+        if self.capacity > 0 {
+            events.push_back(event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_sink_keeps_the_newest() {
+        let sink = MemoryEventSink::with_capacity(2);
+        for reason in ["A", "B", "C"] {
+            sink.record(Event::new("MCPServer", "s", "default", reason, EventType::Normal, "m"));
+        }
+        let reasons: Vec<_> = sink.events().into_iter().map(|e| e.reason).collect();
+        assert_eq!(reasons, ["B", "C"]);
+        let json = serde_json::to_value(&sink.events()[0]).unwrap();
+        assert_eq!(json["involvedObject"]["kind"], "MCPServer");
+        assert_eq!(json["type"], "Normal");
+    }
+}

@@ -1,0 +1,53 @@
+//! # muster-core
+//!
+//! The contracts every other muster crate implements, and the only crate a user needs to depend
+//! on to write a storage backend, a tool provider or a reconciler of their own.
+//!
+//! Nothing in here performs I/O. The crate holds:
+//!
+//! - [`resource`]: the three resource kinds ([`McpServer`], [`Workflow`], [`WorkflowExecution`]),
+//!   their envelope [`Object`], and [`validate`](resource::validate), pure functions that return
+//!   *every* violation of a definition, each naming the field path and the rule.
+//! - [`store`]: [`ResourceStore`] and [`ExecutionStore`], the storage seams, with
+//!   [`MemoryStore`](store::MemoryStore), a complete concurrent in-memory backend.
+//! - [`tool`]: the tool-call contract ([`ToolCall`], [`CallContext`], [`ToolError`],
+//!   [`ToolService`], [`ToolProvider`]).
+//! - [`reconcile`]: [`Reconcile`] and [`Action`], in the shape of kube-runtime, run by the
+//!   filesystem and Kubernetes drivers alike.
+//! - [`event`]: [`Event`] and [`EventSink`].
+//! - [`config`]: the `config.yaml` model.
+//!
+//! Where to start: a custom storage backend implements [`ResourceStore`] for the kinds it cares
+//! about; a custom tool source implements [`ToolProvider`].
+//!
+//! MCP payload types (`Tool`, `CallToolResult`, `Content`, ...) are [`rmcp::model`] types: they
+//! are the protocol's vocabulary and pass through muster without loss.
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod config;
+pub mod event;
+pub mod reconcile;
+pub mod resource;
+pub mod secret;
+pub mod store;
+pub mod tool;
+
+pub use event::{Event, EventSink, EventType};
+pub use reconcile::{Action, Reconcile, ReconcileError};
+pub use resource::{
+    Kind, McpServer, Meta, Object, ObjectKey, Workflow, WorkflowExecution,
+    validate::{Mode, ValidationContext, ValidationErrors, Violation},
+};
+pub use store::{ExecutionStore, ResourceStore, StoreError, StoreEvent};
+pub use tool::{CallContext, ToolCall, ToolError, ToolName, ToolProvider, ToolService};
+
+/// The API group of muster's resources.
+pub const API_GROUP: &str = "muster.giantswarm.io";
+/// The API version of muster's resources.
+pub const API_VERSION: &str = "muster.giantswarm.io/v1alpha1";
+/// The namespace a resource lives in when none is given.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// A type-erased error, as used at tower service boundaries.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

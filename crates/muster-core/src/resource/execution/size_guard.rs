@@ -1,0 +1,79 @@
+//! Keeps an execution record within the size limit of a stored object.
+//!
+//! When the serialized record exceeds [`MAX_RECORD_BYTES`], every one of `input`, `result`,
+//! `steps[].input` and `steps[].result` whose own JSON exceeds an eighth of the limit is
+//! replaced: inputs by `{"_truncated": TRUNCATION_MARKER}`, results by the marker string, and
+//! `truncated` is set.
+
+use serde_json::{Value, json};
+
+use super::ExecutionRecord;
+
+/// The most bytes a serialized record may take (256 KiB).
+pub const MAX_RECORD_BYTES: usize = 256 * 1024;
+/// What replaces an oversized payload.
+pub const TRUNCATION_MARKER: &str = "[truncated: payload exceeded retention size limit]";
+
+const MAX_PAYLOAD_BYTES: usize = MAX_RECORD_BYTES / 8;
+
+pub(super) fn enforce(record: &mut ExecutionRecord) -> bool {
+    if json_len(&serde_json::to_value(&*record).unwrap_or(Value::Null)) <= MAX_RECORD_BYTES {
+        return false;
+    }
+    let mut changed = shrink_input(&mut record.input);
+    changed |= shrink_result(&mut record.result);
+    for step in &mut record.steps {
+        changed |= shrink_input(&mut step.input);
+        changed |= shrink_result(&mut step.result);
+    }
+    if changed {
+        record.truncated = true;
+    }
+    changed
+}
+
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map_or(0, |b| b.len())
+}
+
+fn shrink_input(input: &mut Value) -> bool {
+    if json_len(input) > MAX_PAYLOAD_BYTES {
+        *input = json!({ "_truncated": TRUNCATION_MARKER });
+        true
+    } else {
+        false
+    }
+}
+
+fn shrink_result(result: &mut Option<Value>) -> bool {
+    match result {
+        Some(v) if json_len(v) > MAX_PAYLOAD_BYTES => {
+            *v = Value::String(TRUNCATION_MARKER.to_owned());
+            true
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+
+    use super::*;
+
+    #[test]
+    fn small_records_are_untouched_and_large_payloads_replaced() {
+        let mut small = ExecutionRecord::started("wf", json!({"a": 1}), Utc::now());
+        assert!(!small.enforce_size_limit());
+        assert!(!small.truncated);
+
+        let big = "x".repeat(300 * 1024);
+        let mut large = ExecutionRecord::started("wf", json!({ "blob": big }), Utc::now());
+        large.result = Some(json!({"small": true}));
+        assert!(large.enforce_size_limit());
+        assert!(large.truncated);
+        assert_eq!(large.input, json!({ "_truncated": TRUNCATION_MARKER }));
+        assert_eq!(large.result, Some(json!({"small": true})));
+        assert!(serde_json::to_vec(&large).unwrap().len() <= MAX_RECORD_BYTES);
+    }
+}

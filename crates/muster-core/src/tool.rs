@@ -1,0 +1,15 @@
+//! The tool-call contract.
+//!
+//! A tool call is a tower `Service<ToolCall, Response = CallToolResult, Error = ToolError>`,
+//! erased at boundaries as [`ToolService`]. Timeouts, concurrency caps, token forwarding and
+//! tracing are `Layer`s around it. A [`ToolProvider`] bundles a catalog of tools with the
+//! service that calls them: MCP server backends, the core tools and the workflow tools are
+//! all providers.
+
+mod call;
+mod error;
+mod provider;
+
+pub use call::{CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName};
+pub use error::ToolError;
+pub use provider::{Catalog, Revision, ToolProvider, ToolService};

@@ -1,0 +1,186 @@
+//! A tool call and the context it runs in.
+
+use std::fmt;
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use tokio_util::sync::CancellationToken;
+
+use crate::secret::SecretString;
+
+/// The name a tool is called by, e.g. `x_github_search` or `core_service_list`.
+///
+/// Cheap to clone.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ToolName(Arc<str>);
+
+impl ToolName {
+    /// A tool name.
+    pub fn new(name: impl AsRef<str>) -> Self {
+        Self(Arc::from(name.as_ref()))
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for ToolName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for ToolName {
+    fn from(s: &str) -> Self {
+        Self::new(s)
+    }
+}
+
+impl From<String> for ToolName {
+    fn from(s: String) -> Self {
+        Self(Arc::from(s))
+    }
+}
+
+/// The session a call belongs to. Without OAuth every request belongs to `default-user`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(Arc<str>);
+
+impl SessionId {
+    /// The session of requests made without authentication.
+    pub const DEFAULT_USER: &'static str = "default-user";
+
+    /// A session id.
+    pub fn new(id: impl AsRef<str>) -> Self {
+        Self(Arc::from(id.as_ref()))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for SessionId {
+    fn default() -> Self {
+        Self::new(Self::DEFAULT_USER)
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Who is calling, as established by muster's front door.
+#[derive(Debug, Clone)]
+pub struct CallerIdentity {
+    /// The subject (`sub`) of the caller's token.
+    pub subject: String,
+    /// The caller's email claim, when the token carried one.
+    pub email: Option<String>,
+    /// The issuer of the caller's token.
+    pub issuer: Option<String>,
+    /// The caller's upstream ID token, for servers with token forwarding.
+    pub id_token: Option<SecretString>,
+}
+
+/// One progress report of a running call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    /// Progress so far; increases with every report.
+    pub progress: f64,
+    /// The total, when known.
+    pub total: Option<f64>,
+    /// A human-readable message.
+    pub message: Option<String>,
+}
+
+/// Where a call reports progress: the caller's progress token, in whatever form the caller's
+/// transport needs. Cheap to clone.
+#[derive(Clone)]
+pub struct ProgressSink(Arc<dyn Fn(ProgressUpdate) + Send + Sync>);
+
+impl ProgressSink {
+    /// A sink that hands every update to `f`. `f` must not block.
+    pub fn new(f: impl Fn(ProgressUpdate) + Send + Sync + 'static) -> Self {
+        Self(Arc::new(f))
+    }
+
+    /// Reports progress.
+    pub fn report(&self, update: ProgressUpdate) {
+        (self.0)(update);
+    }
+}
+
+impl fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
+/// Everything about a call besides its name and arguments.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// The caller's session.
+    pub session: SessionId,
+    /// The caller's identity, when authenticated.
+    pub caller: Option<CallerIdentity>,
+    /// Where progress goes, when the caller asked for it.
+    pub progress: Option<ProgressSink>,
+    /// Cancelled when the caller gives up; services stop work and tell the server.
+    pub cancellation: CancellationToken,
+}
+
+impl CallContext {
+    /// The context of an unauthenticated caller in the `default-user` session.
+    pub fn anonymous() -> Self {
+        Self::default()
+    }
+
+    /// Reports progress when the caller asked for it.
+    pub fn report_progress(&self, update: ProgressUpdate) {
+        if let Some(sink) = &self.progress {
+            sink.report(update);
+        }
+    }
+}
+
+/// A request to call one tool.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The tool.
+    pub name: ToolName,
+    /// Its arguments; `None` when the caller sent none (or `null`).
+    pub arguments: Option<JsonObject>,
+    /// Session, caller, progress and cancellation.
+    pub context: CallContext,
+}
+
+impl ToolCall {
+    /// A call of `name` with `arguments` in an anonymous context.
+    pub fn new(name: impl Into<ToolName>, arguments: Option<JsonObject>) -> Self {
+        Self { name: name.into(), arguments, context: CallContext::anonymous() }
+    }
+
+    /// Replaces the context.
+    #[must_use]
+    pub fn with_context(mut self, context: CallContext) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// The arguments, or an empty object.
+    pub fn arguments_or_empty(&self) -> JsonObject {
+        self.arguments.clone().unwrap_or_default()
+    }
+}

@@ -1,0 +1,89 @@
+//! Why a tool call failed.
+
+use std::time::Duration;
+
+use crate::BoxError;
+
+/// Why a tool call produced no result.
+///
+/// A tool that ran and reported failure answers with a `CallToolResult` whose `isError` is
+/// true; this type is for calls that did not get that far. [`ToolError::is_retryable`] splits
+/// transient failures (the same call may succeed later) from terminal ones; the workflow
+/// engine decides retries from it, never from message text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// No provider offers a tool of this name (to this caller).
+    #[error("tool not found: {name}")]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+    },
+    /// The arguments do not fit the tool.
+    #[error("invalid arguments: {message}")]
+    InvalidArguments {
+        /// What is wrong, naming the argument.
+        message: String,
+    },
+    /// The call exceeded its budget.
+    #[error("tool call timed out after {}s", .after.as_secs_f64())]
+    Timeout {
+        /// The budget that ran out.
+        after: Duration,
+    },
+    /// The caller cancelled the call.
+    #[error("tool call cancelled")]
+    Cancelled,
+    /// The caller may not call the tool.
+    #[error("access denied: {reason}")]
+    Denied {
+        /// Why.
+        reason: String,
+    },
+    /// The provider cannot serve calls right now (not connected, restarting).
+    #[error("{provider} is unavailable: {reason}")]
+    Unavailable {
+        /// The provider, e.g. the MCP server name.
+        provider: String,
+        /// Why.
+        reason: String,
+    },
+    /// The provider failed while handling the call.
+    #[error("{provider}: {source}")]
+    Backend {
+        /// The provider.
+        provider: String,
+        /// Whether the same call may succeed when retried.
+        retryable: bool,
+        /// The cause.
+        #[source]
+        source: BoxError,
+    },
+}
+
+impl ToolError {
+    /// Whether the same call may succeed later.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Timeout { .. } | Self::Unavailable { .. } => true,
+            Self::Backend { retryable, .. } => *retryable,
+            Self::UnknownTool { .. }
+            | Self::InvalidArguments { .. }
+            | Self::Cancelled
+            | Self::Denied { .. } => false,
+        }
+    }
+
+    /// A stable label for metrics.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Self::UnknownTool { .. } => "unknown_tool",
+            Self::InvalidArguments { .. } => "invalid_arguments",
+            Self::Timeout { .. } => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::Denied { .. } => "denied",
+            Self::Unavailable { .. } => "unavailable",
+            Self::Backend { .. } => "backend",
+        }
+    }
+}

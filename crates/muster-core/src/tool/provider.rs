@@ -1,0 +1,64 @@
+//! [`ToolProvider`]: a catalog of tools plus the service that calls them.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, Prompt, Resource, ResourceTemplate, Tool};
+use tokio::sync::watch;
+use tower::util::BoxCloneSyncService;
+
+use super::{ToolCall, ToolError};
+
+/// A type-erased tool service. `Sync`, so it can live in shared state.
+pub type ToolService = BoxCloneSyncService<ToolCall, CallToolResult, ToolError>;
+
+/// Increases whenever a provider's catalog changes; feeds `notifications/*/list_changed`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Revision(pub u64);
+
+impl Revision {
+    /// The next revision.
+    #[must_use]
+    pub const fn next(self) -> Self {
+        Self(self.0 + 1)
+    }
+}
+
+/// What a provider offers, as of one revision. Shared as `Arc<Catalog>`; never mutated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalog {
+    /// The revision this catalog belongs to.
+    pub revision: Revision,
+    /// Tools, under the names the provider serves them by.
+    pub tools: Vec<Tool>,
+    /// Prompts.
+    pub prompts: Vec<Prompt>,
+    /// Concrete resources.
+    pub resources: Vec<Resource>,
+    /// Resource templates.
+    pub resource_templates: Vec<ResourceTemplate>,
+}
+
+impl Catalog {
+    /// The tool with this name.
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// A source of tools: MCP server backends, the core tools, the workflow tools.
+///
+/// Readers take cheap [`catalog`](Self::catalog) snapshots; the provider publishes a new
+/// snapshot and bumps its [`revisions`](Self::revisions) when its tools change.
+pub trait ToolProvider: Send + Sync + std::fmt::Debug {
+    /// A stable name for logs and errors, e.g. the MCP server name or `core`.
+    fn name(&self) -> &str;
+
+    /// The current catalog.
+    fn catalog(&self) -> Arc<Catalog>;
+
+    /// Changes of the catalog's revision.
+    fn revisions(&self) -> watch::Receiver<Revision>;
+
+    /// The service that calls this provider's tools.
+    fn service(&self) -> ToolService;
+}
