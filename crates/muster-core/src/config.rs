@@ -27,7 +27,9 @@ pub struct MusterConfig {
 impl MusterConfig {
     /// The namespace with its default.
     pub fn namespace(&self) -> &str {
-        self.namespace.as_deref().unwrap_or(crate::DEFAULT_NAMESPACE)
+        self.namespace
+            .as_deref()
+            .unwrap_or(crate::DEFAULT_NAMESPACE)
     }
 }
 
@@ -87,7 +89,11 @@ impl AggregatorConfig {
             "0.0.0.0" | "::" | "" => "localhost",
             h => h,
         };
-        let path = if self.transport == AggregatorTransport::Sse { "sse" } else { "mcp" };
+        let path = if self.transport == AggregatorTransport::Sse {
+            "sse"
+        } else {
+            "mcp"
+        };
         format!("http://{host}:{}/{path}", self.port)
     }
 }
@@ -106,7 +112,11 @@ pub struct AdminConfig {
 
 impl Default for AdminConfig {
     fn default() -> Self {
-        Self { enabled: false, port: 9999, bind_address: "127.0.0.1".to_owned() }
+        Self {
+            enabled: false,
+            port: 9999,
+            bind_address: "127.0.0.1".to_owned(),
+        }
     }
 }
 

@@ -92,12 +92,20 @@ pub struct MemoryEventSink {
 impl MemoryEventSink {
     /// Keeps at most `capacity` events, dropping the oldest.
     pub fn with_capacity(capacity: usize) -> Self {
-        Self { capacity, events: Mutex::new(VecDeque::with_capacity(capacity.min(1024))) }
+        Self {
+            capacity,
+            events: Mutex::new(VecDeque::with_capacity(capacity.min(1024))),
+        }
     }
 
     /// The events kept, oldest first.
     pub fn events(&self) -> Vec<Event> {
-        self.events.lock().unwrap_or_else(PoisonError::into_inner).iter().cloned().collect()
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 }
 
@@ -121,7 +129,14 @@ mod tests {
     fn memory_sink_keeps_the_newest() {
         let sink = MemoryEventSink::with_capacity(2);
         for reason in ["A", "B", "C"] {
-            sink.record(Event::new("MCPServer", "s", "default", reason, EventType::Normal, "m"));
+            sink.record(Event::new(
+                "MCPServer",
+                "s",
+                "default",
+                reason,
+                EventType::Normal,
+                "m",
+            ));
         }
         let reasons: Vec<_> = sink.events().into_iter().map(|e| e.reason).collect();
         assert_eq!(reasons, ["B", "C"]);

@@ -20,6 +20,29 @@
 //! Where to start: a custom storage backend implements [`ResourceStore`] for the kinds it cares
 //! about; a custom tool source implements [`ToolProvider`].
 //!
+//! ## Validating a definition
+//!
+//! ```
+//! use muster_core::resource::mcp_server::McpServerDefinition;
+//! use muster_core::ValidationContext;
+//!
+//! let def: McpServerDefinition = serde_json::from_value(serde_json::json!({
+//!     "type": "streamable-http",
+//!     "toolPrefix": "9lives",
+//!     "env": { "TOKEN": "x" },
+//! }))
+//! .unwrap();
+//! let errors = def.validate(&ValidationContext::filesystem()).unwrap_err();
+//! assert_eq!(
+//!     errors.messages(),
+//!     [
+//!         "spec.toolPrefix: must match ^[a-zA-Z][a-zA-Z0-9_-]*$",
+//!         "spec.url: url is required for streamable-http and sse types",
+//!         "spec.env: refused on a remote server: put credentials in a Secret referenced by headersFrom",
+//!     ]
+//! );
+//! ```
+//!
 //! MCP payload types (`Tool`, `CallToolResult`, `Content`, ...) are [`rmcp::model`] types: they
 //! are the protocol's vocabulary and pass through muster without loss.
 

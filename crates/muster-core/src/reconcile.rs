@@ -21,12 +21,16 @@ pub struct Action {
 impl Action {
     /// Reconcile the object again after `duration`, even if nothing changes.
     pub const fn requeue(duration: Duration) -> Self {
-        Self { requeue_after: Some(duration) }
+        Self {
+            requeue_after: Some(duration),
+        }
     }
 
     /// Reconcile again only when the object changes.
     pub const fn await_change() -> Self {
-        Self { requeue_after: None }
+        Self {
+            requeue_after: None,
+        }
     }
 
     /// When to reconcile again without a change, if at all.

@@ -10,6 +10,8 @@ mod call;
 mod error;
 mod provider;
 
-pub use call::{CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName};
+pub use call::{
+    CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName,
+};
 pub use error::ToolError;
 pub use provider::{Catalog, Revision, ToolProvider, ToolService};

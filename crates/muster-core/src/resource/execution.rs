@@ -36,7 +36,9 @@ impl Kind for WorkflowExecution {
 pub struct NoStatus {}
 
 /// The identifier of an execution: a UUID, also the record's `metadata.name`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(transparent)]
 pub struct ExecutionId(String);
 

@@ -343,13 +343,17 @@ impl McpServerSpec {
 
     /// The budget of a tool call extended by progress, with the default of 3600 s applied.
     pub fn progress_max_duration(&self) -> std::time::Duration {
-        let secs = self.progress_max_duration.unwrap_or(DEFAULT_PROGRESS_MAX_DURATION_SECS);
+        let secs = self
+            .progress_max_duration
+            .unwrap_or(DEFAULT_PROGRESS_MAX_DURATION_SECS);
         std::time::Duration::from_secs(u64::from(secs))
     }
 
     /// Checks the rules that depend on the context (e.g. stdio refused in Kubernetes mode).
     pub fn validate(&self, ctx: &ValidationContext) -> Result<(), ValidationErrors> {
-        McpServerDefinition::from(self.clone()).validate(ctx).map(drop)
+        McpServerDefinition::from(self.clone())
+            .validate(ctx)
+            .map(drop)
     }
 }
 
@@ -371,9 +375,9 @@ impl From<McpServerSpec> for McpServerDefinition {
             description: spec.description,
             auto_start: spec.auto_start.then_some(true),
             timeout: spec.timeout.map(i64::from),
-            progress: spec
-                .progress_max_duration
-                .map(|d| ProgressSpec { max_duration: Some(i64::from(d)) }),
+            progress: spec.progress_max_duration.map(|d| ProgressSpec {
+                max_duration: Some(i64::from(d)),
+            }),
             suspended: spec.suspended.then_some(true),
             restart_requested_at: spec.restart_requested_at,
             ..McpServerDefinition::default()

@@ -39,7 +39,10 @@ pub struct Meta {
 impl Meta {
     /// Metadata with only a name.
     pub fn named(name: impl Into<String>) -> Self {
-        Self { name: name.into(), ..Self::default() }
+        Self {
+            name: name.into(),
+            ..Self::default()
+        }
     }
 
     /// The namespace, with the default applied.
@@ -65,7 +68,10 @@ pub struct ObjectKey {
 impl ObjectKey {
     /// A key from namespace and name.
     pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        Self { namespace: namespace.into(), name: name.into() }
+        Self {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
     }
 
     /// A key in the default namespace.

@@ -50,12 +50,18 @@ impl Default for ValidationContext {
 impl ValidationContext {
     /// Filesystem mode in the default namespace.
     pub fn filesystem() -> Self {
-        Self { mode: Mode::Filesystem, muster_namespace: crate::DEFAULT_NAMESPACE.to_owned() }
+        Self {
+            mode: Mode::Filesystem,
+            muster_namespace: crate::DEFAULT_NAMESPACE.to_owned(),
+        }
     }
 
     /// Kubernetes mode with muster running in `namespace`.
     pub fn kubernetes(namespace: impl Into<String>) -> Self {
-        Self { mode: Mode::Kubernetes, muster_namespace: namespace.into() }
+        Self {
+            mode: Mode::Kubernetes,
+            muster_namespace: namespace.into(),
+        }
     }
 
     /// Whether muster runs in Kubernetes mode.
@@ -76,7 +82,10 @@ pub struct Violation {
 impl Violation {
     /// A violation of `rule` at `path`.
     pub fn new(path: impl Into<String>, rule: impl Into<String>) -> Self {
-        Self { path: path.into(), rule: rule.into() }
+        Self {
+            path: path.into(),
+            rule: rule.into(),
+        }
     }
 }
 
@@ -134,12 +143,18 @@ impl ValidationErrors {
 
     /// Whether some violation's path is `path` and its rule contains `rule_fragment`.
     pub fn contains(&self, path: &str, rule_fragment: &str) -> bool {
-        self.violations.iter().any(|v| v.path == path && v.rule.contains(rule_fragment))
+        self.violations
+            .iter()
+            .any(|v| v.path == path && v.rule.contains(rule_fragment))
     }
 
     /// `Ok(value)` when empty, the errors otherwise.
     pub fn into_result<T>(self, value: T) -> Result<T, Self> {
-        if self.is_empty() { Ok(value) } else { Err(self) }
+        if self.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
     }
 }
 

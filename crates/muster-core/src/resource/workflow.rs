@@ -110,8 +110,14 @@ pub enum ArgType {
 
 impl ArgType {
     /// Every type, in the order the CRD lists them.
-    pub const ALL: [ArgType; 6] =
-        [Self::String, Self::Integer, Self::Boolean, Self::Number, Self::Object, Self::Array];
+    pub const ALL: [ArgType; 6] = [
+        Self::String,
+        Self::Integer,
+        Self::Boolean,
+        Self::Number,
+        Self::Object,
+        Self::Array,
+    ];
 
     /// The spelling in `args.<name>.type`.
     pub const fn as_str(self) -> &'static str {
@@ -137,7 +143,9 @@ impl ArgType {
             Self::Integer => {
                 value.is_i64()
                     || value.is_u64()
-                    || value.as_f64().is_some_and(|f| f.fract() == 0.0 && f.is_finite())
+                    || value
+                        .as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f.is_finite())
             }
             Self::Boolean => value.is_boolean(),
             Self::Number => value.is_number(),
@@ -210,7 +218,11 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store: Option<bool>,
     /// Continue when the step fails.
-    #[serde(default, alias = "allow_failure", skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        default,
+        alias = "allow_failure",
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub allow_failure: bool,
     /// Human-readable documentation, at most 500 characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -231,7 +243,11 @@ pub enum StepAction<'a> {
 impl Step {
     /// A tool step.
     pub fn tool(id: impl Into<String>, tool: impl Into<String>) -> Self {
-        Self { id: id.into(), tool: Some(tool.into()), ..Self::default() }
+        Self {
+            id: id.into(),
+            tool: Some(tool.into()),
+            ..Self::default()
+        }
     }
 
     /// The step's action when exactly one of `tool`, `forEach`, `parallel` is set.
@@ -337,7 +353,9 @@ impl Paginate {
 
     /// `maxPages` with its default.
     pub fn max_pages(&self) -> u32 {
-        self.max_pages.and_then(|m| u32::try_from(m).ok()).unwrap_or(10)
+        self.max_pages
+            .and_then(|m| u32::try_from(m).ok())
+            .unwrap_or(10)
     }
 }
 

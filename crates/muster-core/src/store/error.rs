@@ -50,7 +50,10 @@ pub enum StoreError {
 impl StoreError {
     /// A [`StoreError::NotFound`] for `key` of kind `kind`.
     pub fn not_found(kind: &'static str, key: &ObjectKey) -> Self {
-        Self::NotFound { kind, key: key.to_string() }
+        Self::NotFound {
+            kind,
+            key: key.to_string(),
+        }
     }
 
     /// Whether retrying the same call may succeed.

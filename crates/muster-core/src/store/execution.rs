@@ -50,24 +50,41 @@ pub struct ExecutionFilter {
 
 impl Default for ExecutionFilter {
     fn default() -> Self {
-        Self { workflow_name: None, status: None, limit: 50, offset: 0 }
+        Self {
+            workflow_name: None,
+            status: None,
+            limit: 50,
+            offset: 0,
+        }
     }
 }
 
 impl ExecutionFilter {
     /// Whether a record passes the filter (ignoring paging).
     pub fn matches(&self, record: &ExecutionRecord) -> bool {
-        self.workflow_name.as_deref().is_none_or(|w| w == record.workflow_name)
+        self.workflow_name
+            .as_deref()
+            .is_none_or(|w| w == record.workflow_name)
             && self.status.is_none_or(|s| s == record.status)
     }
 
     /// Sorts summaries newest first (then by id) and cuts the requested page.
     pub fn page(&self, mut all: Vec<ExecutionSummary>) -> ExecutionPage {
-        all.sort_by(|a, b| b.started_at.cmp(&a.started_at).then_with(|| a.id.cmp(&b.id)));
+        all.sort_by(|a, b| {
+            b.started_at
+                .cmp(&a.started_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
         let total = all.len();
         let items: Vec<_> = all.into_iter().skip(self.offset).take(self.limit).collect();
         let has_more = self.offset + items.len() < total;
-        ExecutionPage { items, total, limit: self.limit, offset: self.offset, has_more }
+        ExecutionPage {
+            items,
+            total,
+            limit: self.limit,
+            offset: self.offset,
+            has_more,
+        }
     }
 }
 
@@ -114,6 +131,9 @@ pub trait ExecutionStore: Send + Sync + std::fmt::Debug {
     async fn list(&self, filter: &ExecutionFilter) -> Result<ExecutionPage, StoreError>;
 
     /// Deletes what `policy` says is expired at `now`; returns how many records went.
-    async fn prune(&self, policy: &RetentionPolicy, now: DateTime<Utc>)
-    -> Result<usize, StoreError>;
+    async fn prune(
+        &self,
+        policy: &RetentionPolicy,
+        now: DateTime<Utc>,
+    ) -> Result<usize, StoreError>;
 }

@@ -38,7 +38,9 @@ struct State<K: Kind> {
 
 impl<K: Kind> Clone for MemoryStore<K> {
     fn clone(&self) -> Self {
-        Self { inner: Arc::clone(&self.inner) }
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
     }
 }
 
@@ -52,8 +54,13 @@ impl<K: Kind> MemoryStore<K> {
     /// An empty store.
     pub fn new() -> Self {
         let (events, _) = broadcast::channel(WATCH_BUFFER);
-        let state = RwLock::new(State { objects: BTreeMap::new(), version: 0 });
-        Self { inner: Arc::new(Inner { state, events }) }
+        let state = RwLock::new(State {
+            objects: BTreeMap::new(),
+            version: 0,
+        });
+        Self {
+            inner: Arc::new(Inner { state, events }),
+        }
     }
 
     /// A store holding `objects` (applied in order).
@@ -108,7 +115,9 @@ impl<K: Kind> State<K> {
             }
             None => {
                 obj.metadata.generation = Some(1);
-                obj.metadata.creation_timestamp.get_or_insert_with(chrono::Utc::now);
+                obj.metadata
+                    .creation_timestamp
+                    .get_or_insert_with(chrono::Utc::now);
             }
         }
         self.objects.insert(key, obj.clone());
@@ -137,7 +146,10 @@ impl<K: Kind> ResourceStore<K> for MemoryStore<K> {
             let mut state = self.inner.write();
             let key = obj.key();
             if state.objects.contains_key(&key) {
-                return Err(StoreError::AlreadyExists { kind: K::KIND, key: key.to_string() });
+                return Err(StoreError::AlreadyExists {
+                    kind: K::KIND,
+                    key: key.to_string(),
+                });
             }
             state.put(obj, false)
         };
@@ -149,10 +161,15 @@ impl<K: Kind> ResourceStore<K> for MemoryStore<K> {
         let stored = {
             let mut state = self.inner.write();
             let key = obj.key();
-            if let (Some(expected), Some(current)) =
-                (obj.metadata.resource_version.as_deref(), state.objects.get(&key))
-            {
-                let found = current.metadata.resource_version.clone().unwrap_or_default();
+            if let (Some(expected), Some(current)) = (
+                obj.metadata.resource_version.as_deref(),
+                state.objects.get(&key),
+            ) {
+                let found = current
+                    .metadata
+                    .resource_version
+                    .clone()
+                    .unwrap_or_default();
                 if expected != found {
                     return Err(StoreError::Conflict {
                         key: key.to_string(),
@@ -183,8 +200,10 @@ impl<K: Kind> ResourceStore<K> for MemoryStore<K> {
             let mut state = self.inner.write();
             state.version += 1;
             let version = state.version.to_string();
-            let obj =
-                state.objects.get_mut(key).ok_or_else(|| StoreError::not_found(K::KIND, key))?;
+            let obj = state
+                .objects
+                .get_mut(key)
+                .ok_or_else(|| StoreError::not_found(K::KIND, key))?;
             obj.status = Some(status);
             obj.metadata.resource_version = Some(version);
             obj.clone()
@@ -208,7 +227,9 @@ impl<K: Kind> ResourceStore<K> for MemoryStore<K> {
             };
             Some((Ok(event), (rx, inner)))
         });
-        futures_util::stream::once(std::future::ready(Ok(first))).chain(rest).boxed()
+        futures_util::stream::once(std::future::ready(Ok(first)))
+            .chain(rest)
+            .boxed()
     }
 }
 

@@ -74,13 +74,20 @@ impl ExecutionStore for MemoryExecutionStore {
     }
 
     async fn get(&self, id: &ExecutionId) -> Result<Option<ExecutionRecord>, StoreError> {
-        Ok(self.records.read().unwrap_or_else(PoisonError::into_inner).get(id).cloned())
+        Ok(self
+            .records
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned())
     }
 
     async fn list(&self, filter: &ExecutionFilter) -> Result<ExecutionPage, StoreError> {
         let records = self.records.read().unwrap_or_else(PoisonError::into_inner);
-        let matching =
-            records.iter().filter(|(_, r)| filter.matches(r)).map(|(id, r)| r.summary(id));
+        let matching = records
+            .iter()
+            .filter(|(_, r)| filter.matches(r))
+            .map(|(id, r)| r.summary(id));
         Ok(filter.page(matching.collect()))
     }
 
@@ -124,21 +131,43 @@ mod tests {
     #[tokio::test]
     async fn lifecycle_listing_and_pruning() {
         let store = MemoryExecutionStore::new();
-        let id = store.begin(NewExecution::now("wf", json!({"x": 1}))).await.unwrap();
-        store.record_step(&id, step("a", StepStatus::Inprogress)).await.unwrap();
-        store.record_step(&id, step("a", StepStatus::Completed)).await.unwrap();
-        store.record_step(&id, step("b", StepStatus::Failed)).await.unwrap();
-        store.finish(&id, ExecutionOutcome::Failed("boom".into()), Utc::now()).await.unwrap();
+        let id = store
+            .begin(NewExecution::now("wf", json!({"x": 1})))
+            .await
+            .unwrap();
+        store
+            .record_step(&id, step("a", StepStatus::Inprogress))
+            .await
+            .unwrap();
+        store
+            .record_step(&id, step("a", StepStatus::Completed))
+            .await
+            .unwrap();
+        store
+            .record_step(&id, step("b", StepStatus::Failed))
+            .await
+            .unwrap();
+        store
+            .finish(&id, ExecutionOutcome::Failed("boom".into()), Utc::now())
+            .await
+            .unwrap();
         let rec = store.get(&id).await.unwrap().unwrap();
         assert_eq!(rec.status, ExecutionStatus::Failed);
-        assert_eq!(rec.steps.len(), 2, "the transition of a replaced its first record");
+        assert_eq!(
+            rec.steps.len(),
+            2,
+            "the transition of a replaced its first record"
+        );
         assert_eq!(rec.steps[0].status, StepStatus::Completed);
 
         let mut old = NewExecution::now("other", json!({}));
         old.started_at = Utc::now() - TimeDelta::days(30);
         store.begin(old).await.unwrap();
         let page = store
-            .list(&ExecutionFilter { limit: 1, ..ExecutionFilter::default() })
+            .list(&ExecutionFilter {
+                limit: 1,
+                ..ExecutionFilter::default()
+            })
             .await
             .unwrap();
         assert_eq!((page.total, page.items.len(), page.has_more), (2, 1, true));
@@ -149,7 +178,16 @@ mod tests {
         };
         assert_eq!(store.list(&only_other).await.unwrap().total, 1);
 
-        assert_eq!(store.prune(&RetentionPolicy::default(), Utc::now()).await.unwrap(), 1);
-        assert_eq!(store.list(&ExecutionFilter::default()).await.unwrap().total, 1);
+        assert_eq!(
+            store
+                .prune(&RetentionPolicy::default(), Utc::now())
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            store.list(&ExecutionFilter::default()).await.unwrap().total,
+            1
+        );
     }
 }

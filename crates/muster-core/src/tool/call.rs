@@ -169,7 +169,11 @@ pub struct ToolCall {
 impl ToolCall {
     /// A call of `name` with `arguments` in an anonymous context.
     pub fn new(name: impl Into<ToolName>, arguments: Option<JsonObject>) -> Self {
-        Self { name: name.into(), arguments, context: CallContext::anonymous() }
+        Self {
+            name: name.into(),
+            arguments,
+            context: CallContext::anonymous(),
+        }
     }
 
     /// Replaces the context.

@@ -16,7 +16,10 @@ pub struct RetentionPolicy {
 
 impl Default for RetentionPolicy {
     fn default() -> Self {
-        Self { max_age: TimeDelta::days(21), max_records: 10_000 }
+        Self {
+            max_age: TimeDelta::days(21),
+            max_records: 10_000,
+        }
     }
 }
 
@@ -45,8 +48,13 @@ mod tests {
     #[test]
     fn age_and_count_bounds() {
         let now = Utc::now();
-        let ids: Vec<ExecutionId> = (0..5).map(|i| ExecutionId::from_string(format!("e{i}"))).collect();
-        let policy = RetentionPolicy { max_age: TimeDelta::days(21), max_records: 3 };
+        let ids: Vec<ExecutionId> = (0..5)
+            .map(|i| ExecutionId::from_string(format!("e{i}")))
+            .collect();
+        let policy = RetentionPolicy {
+            max_age: TimeDelta::days(21),
+            max_records: 3,
+        };
         let records = [
             (&ids[0], now),
             (&ids[1], now - TimeDelta::days(1)),

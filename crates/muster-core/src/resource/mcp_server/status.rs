@@ -105,7 +105,10 @@ impl McpServerState {
 
     /// Whether the `Ready` condition is true in this state.
     pub const fn is_ready(self) -> bool {
-        matches!(self, Self::Running | Self::Connected | Self::AuthRequired | Self::AwaitingSession)
+        matches!(
+            self,
+            Self::Running | Self::Connected | Self::AuthRequired | Self::AwaitingSession
+        )
     }
 }
 

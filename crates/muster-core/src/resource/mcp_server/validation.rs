@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 use super::{
-    AuthType, AuthorizationServer, ClientCredentialsSecretRef, Family, HeaderFrom, McpServerAuth,
-    McpServerDefinition, McpServerSpec, RemoteTransport, ServerType, StdioTransport,
-    TokenExchange, Transport, DEFAULT_TIMEOUT_SECS,
+    AuthType, AuthorizationServer, ClientCredentialsSecretRef, DEFAULT_TIMEOUT_SECS, Family,
+    HeaderFrom, McpServerAuth, McpServerDefinition, McpServerSpec, RemoteTransport, ServerType,
+    StdioTransport, TokenExchange, Transport,
 };
 use crate::resource::validate::{
-    ARG_NAME_PATTERN, NAME_PATTERN, ValidationContext, ValidationErrors, char_len,
-    https_url_rule, is_arg_name, is_prefix_name,
+    ARG_NAME_PATTERN, NAME_PATTERN, ValidationContext, ValidationErrors, char_len, https_url_rule,
+    is_arg_name, is_prefix_name,
 };
 
 /// Most characters in `spec.description`.
@@ -19,8 +19,12 @@ pub(crate) const MAX_URL: usize = 2048;
 /// Most entries in `spec.headers` and in `spec.headersFrom`.
 pub(crate) const MAX_HEADERS: usize = 32;
 /// Headers that carry credentials and so may not have a value in `spec.headers`.
-pub(crate) const CREDENTIAL_HEADERS: [&str; 4] =
-    ["authorization", "proxy-authorization", "cookie", "x-api-key"];
+pub(crate) const CREDENTIAL_HEADERS: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "x-api-key",
+];
 
 const SUPPORTED: &str = "stdio, streamable-http, sse";
 const ORG_PREFIX: &str = "org-";
@@ -66,11 +70,17 @@ fn check_type(
 ) -> Option<ServerType> {
     let raw = def.type_.as_deref().unwrap_or("");
     if raw.is_empty() {
-        errs.push("spec.type", "type is required (one of stdio, streamable-http, sse)");
+        errs.push(
+            "spec.type",
+            "type is required (one of stdio, streamable-http, sse)",
+        );
         return None;
     }
     let Some(t) = ServerType::parse(raw) else {
-        errs.push("spec.type", format!("unsupported MCP server type: {raw} (supported: {SUPPORTED})"));
+        errs.push(
+            "spec.type",
+            format!("unsupported MCP server type: {raw} (supported: {SUPPORTED})"),
+        );
         return None;
     };
     if t == ServerType::Stdio && ctx.is_kubernetes() {
@@ -94,14 +104,20 @@ fn check_common(
         if !is_prefix_name(prefix) {
             errs.push("spec.toolPrefix", format!("must match {NAME_PATTERN}"));
         } else if in_muster_ns && prefix.starts_with(ORG_PREFIX) {
-            errs.push("spec.toolPrefix", "must not start with org- in muster's namespace");
+            errs.push(
+                "spec.toolPrefix",
+                "must not start with org- in muster's namespace",
+            );
         }
     }
     if let Some((name, _)) = identity
         && in_muster_ns
         && name.starts_with(ORG_PREFIX)
     {
-        errs.push("metadata.name", "must not start with org- in muster's namespace");
+        errs.push(
+            "metadata.name",
+            "must not start with org- in muster's namespace",
+        );
     }
     if let Some(family) = &def.family {
         check_family(family, errs);
@@ -109,7 +125,10 @@ fn check_common(
     if let Some(d) = &def.description
         && char_len(d) > MAX_DESCRIPTION
     {
-        errs.push("spec.description", format!("must be at most {MAX_DESCRIPTION} characters"));
+        errs.push(
+            "spec.description",
+            format!("must be at most {MAX_DESCRIPTION} characters"),
+        );
     }
 }
 
@@ -122,7 +141,10 @@ fn check_family(family: &Family, errs: &mut ValidationErrors) {
     if family.instance_arg.is_empty() {
         errs.push("spec.family.instanceArg", "is required when family is set");
     } else if !is_arg_name(&family.instance_arg) {
-        errs.push("spec.family.instanceArg", format!("must match {ARG_NAME_PATTERN}"));
+        errs.push(
+            "spec.family.instanceArg",
+            format!("must match {ARG_NAME_PATTERN}"),
+        );
     }
 }
 
@@ -142,7 +164,11 @@ fn check_stdio(def: &McpServerDefinition, errs: &mut ValidationErrors) -> Option
         errs.push("spec.headersFrom", remote_only);
     }
     if let Some(auth) = &def.auth
-        && *auth != (McpServerAuth { type_: Some(AuthType::None), ..McpServerAuth::default() })
+        && *auth
+            != (McpServerAuth {
+                type_: Some(AuthType::None),
+                ..McpServerAuth::default()
+            })
         && *auth != McpServerAuth::default()
     {
         errs.push(
@@ -185,12 +211,20 @@ fn check_remote(
     if let Some(auth) = &def.auth {
         check_auth(auth, identity, ctx, errs);
     }
-    Some(RemoteTransport { url, headers, headers_from, auth: def.auth.clone() })
+    Some(RemoteTransport {
+        url,
+        headers,
+        headers_from,
+        auth: def.auth.clone(),
+    })
 }
 
 fn check_url(url: &str, ctx: &ValidationContext, errs: &mut ValidationErrors) {
     if url.trim().is_empty() {
-        errs.push("spec.url", "url is required for streamable-http and sse types");
+        errs.push(
+            "spec.url",
+            "url is required for streamable-http and sse types",
+        );
         return;
     }
     if char_len(url) > MAX_URL {
@@ -217,7 +251,10 @@ fn check_headers(
     errs: &mut ValidationErrors,
 ) {
     if headers.len() > MAX_HEADERS {
-        errs.push("spec.headers", format!("must have at most {MAX_HEADERS} entries"));
+        errs.push(
+            "spec.headers",
+            format!("must have at most {MAX_HEADERS} entries"),
+        );
     }
     let mut seen = std::collections::HashSet::new();
     for (name, value) in headers {
@@ -226,7 +263,10 @@ fn check_headers(
         if name.is_empty() {
             errs.push("spec.headers", "header names must not be empty");
         } else if !seen.insert(lower.clone()) {
-            errs.push(path.clone(), "header names must be unique (case-insensitive)");
+            errs.push(
+                path.clone(),
+                "header names must be unique (case-insensitive)",
+            );
         }
         if ctx.is_kubernetes()
             && CREDENTIAL_HEADERS.contains(&lower.as_str())
@@ -242,7 +282,10 @@ fn check_headers(
 
 fn check_headers_from(list: &[HeaderFrom], errs: &mut ValidationErrors) {
     if list.len() > MAX_HEADERS {
-        errs.push("spec.headersFrom", format!("must have at most {MAX_HEADERS} entries"));
+        errs.push(
+            "spec.headersFrom",
+            format!("must have at most {MAX_HEADERS} entries"),
+        );
     }
     let mut seen = std::collections::HashSet::new();
     for (i, h) in list.iter().enumerate() {
@@ -302,7 +345,10 @@ fn check_auth(
     let oauth = auth.type_ == Some(AuthType::Oauth);
     let exchange = auth.token_exchange.as_ref().filter(|t| t.enabled);
     if auth.forward_identity && !(oauth && auth.authorization_server.is_some()) {
-        errs.push("spec.auth.forwardIdentity", "requires type: oauth and authorizationServer");
+        errs.push(
+            "spec.auth.forwardIdentity",
+            "requires type: oauth and authorizationServer",
+        );
     }
     if let Some(server) = &auth.authorization_server {
         if !oauth {
@@ -324,10 +370,16 @@ fn check_auth(
     }
     if !auth.provider_apps.is_empty() {
         if !(auth.forward_token || auth.forward_identity) {
-            errs.push("spec.auth.providerApps", "requires forwardToken or forwardIdentity");
+            errs.push(
+                "spec.auth.providerApps",
+                "requires forwardToken or forwardIdentity",
+            );
         }
         if identity.is_some_and(|(_, ns)| ns != ctx.muster_namespace) {
-            errs.push("spec.auth.providerApps", "is allowed only in muster's namespace");
+            errs.push(
+                "spec.auth.providerApps",
+                "is allowed only in muster's namespace",
+            );
         }
     }
     for (i, aud) in auth.required_audiences.iter().enumerate() {
@@ -351,7 +403,10 @@ fn check_token_exchange(
 ) {
     let base = "spec.auth.tokenExchange";
     match te.dex_token_endpoint.as_deref() {
-        None | Some("") => errs.push(format!("{base}.dexTokenEndpoint"), "is required when enabled"),
+        None | Some("") => errs.push(
+            format!("{base}.dexTokenEndpoint"),
+            "is required when enabled",
+        ),
         Some(e) => push_https(format!("{base}.dexTokenEndpoint"), e, errs),
     }
     if te.connector_id.as_deref().unwrap_or("").is_empty() {
@@ -361,7 +416,13 @@ fn check_token_exchange(
         push_https(format!("{base}.expectedIssuer"), e, errs);
     }
     if let Some(r) = &te.client_credentials_secret_ref {
-        check_secret_ref(r, &format!("{base}.clientCredentialsSecretRef"), identity, ctx, errs);
+        check_secret_ref(
+            r,
+            &format!("{base}.clientCredentialsSecretRef"),
+            identity,
+            ctx,
+            errs,
+        );
     }
 }
 
@@ -410,7 +471,13 @@ fn check_authorization_server(
         push_https(format!("{base}.revocationEndpoint"), e, errs);
     }
     if let Some(r) = &server.client_credentials_secret_ref {
-        check_secret_ref(r, &format!("{base}.clientCredentialsSecretRef"), identity, ctx, errs);
+        check_secret_ref(
+            r,
+            &format!("{base}.clientCredentialsSecretRef"),
+            identity,
+            ctx,
+            errs,
+        );
     }
 }
 

@@ -23,7 +23,9 @@ pub(crate) fn is_arg_name(s: &str) -> bool {
 
 /// Whether `s` matches [`STEP_ID_PATTERN`].
 pub(crate) fn is_step_id(s: &str) -> bool {
-    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 /// The length of `s` in characters, as the CRD's `maxLength` counts.

@@ -35,7 +35,10 @@ struct Checker<'a> {
 }
 
 pub(super) fn validate(spec: &WorkflowSpec) -> ValidationErrors {
-    let mut c = Checker { errs: ValidationErrors::new(), seen_ids: HashSet::new() };
+    let mut c = Checker {
+        errs: ValidationErrors::new(),
+        seen_ids: HashSet::new(),
+    };
     if let Some(d) = &spec.description
         && char_len(d) > MAX_WORKFLOW_DESCRIPTION
     {
@@ -48,13 +51,19 @@ pub(super) fn validate(spec: &WorkflowSpec) -> ValidationErrors {
         c.arg(name, def);
     }
     if spec.steps.is_empty() {
-        c.errs.push("spec.steps", "workflow must have at least one step");
+        c.errs
+            .push("spec.steps", "workflow must have at least one step");
     }
     for (i, step) in spec.steps.iter().enumerate() {
         c.step(step, &format!("spec.steps[{i}]"), Level::Top, None);
     }
     for (i, step) in spec.on_failure.iter().enumerate() {
-        c.step(step, &format!("spec.onFailure[{i}]"), Level::OnFailure, None);
+        c.step(
+            step,
+            &format!("spec.onFailure[{i}]"),
+            Level::OnFailure,
+            None,
+        );
     }
     c.errs
 }
@@ -63,7 +72,10 @@ pub(super) fn warnings(spec: &WorkflowSpec) -> Vec<String> {
     let mut out = Vec::new();
     let mut visit = |step: &Step, path: String| {
         if step.store.is_some() && step.output.is_none() {
-            out.push(format!("{path} ({}): store is deprecated, use output", step.id));
+            out.push(format!(
+                "{path} ({}): store is deprecated, use output",
+                step.id
+            ));
         }
         if spec.output.is_some() && (step.store.is_some() || step.output.is_some()) {
             out.push(format!(
@@ -83,14 +95,21 @@ pub(super) fn warnings(spec: &WorkflowSpec) -> Vec<String> {
 }
 
 fn child_field(step: &Step) -> &'static str {
-    if step.for_each.is_some() { "forEach.steps" } else { "parallel" }
+    if step.for_each.is_some() {
+        "forEach.steps"
+    } else {
+        "parallel"
+    }
 }
 
 impl<'a> Checker<'a> {
     fn arg(&mut self, name: &str, def: &super::ArgDefinition) {
         let path = format!("spec.args.{name}");
         if !is_arg_name(name) {
-            self.errs.push(path.clone(), format!("argument name must match {ARG_NAME_PATTERN}"));
+            self.errs.push(
+                path.clone(),
+                format!("argument name must match {ARG_NAME_PATTERN}"),
+            );
         }
         match def.type_.as_deref() {
             None | Some("") => self.errs.push(format!("{path}.type"), "type is required"),
@@ -103,7 +122,8 @@ impl<'a> Checker<'a> {
                     if let Some(default) = def.default.as_ref().filter(|d| !d.is_null())
                         && !ty.accepts(default)
                     {
-                        self.errs.push(format!("{path}.default"), format!("must be of type {t}"));
+                        self.errs
+                            .push(format!("{path}.default"), format!("must be of type {t}"));
                     }
                 }
             },
@@ -128,7 +148,8 @@ impl<'a> Checker<'a> {
         }
         if let Some(p) = &step.paginate {
             if step.tool.is_none() {
-                self.errs.push(format!("{path}.paginate"), "is allowed on tool steps only");
+                self.errs
+                    .push(format!("{path}.paginate"), "is allowed on tool steps only");
             }
             self.paginate(p, path);
         }
@@ -157,38 +178,57 @@ impl<'a> Checker<'a> {
             return;
         }
         if !is_step_id(id) {
-            self.errs.push(format!("{path}.id"), format!("must match {STEP_ID_PATTERN}"));
+            self.errs.push(
+                format!("{path}.id"),
+                format!("must match {STEP_ID_PATTERN}"),
+            );
         }
         if char_len(id) > MAX_STEP_ID {
-            self.errs.push(format!("{path}.id"), format!("must be at most {MAX_STEP_ID} characters"));
+            self.errs.push(
+                format!("{path}.id"),
+                format!("must be at most {MAX_STEP_ID} characters"),
+            );
         }
         if !self.seen_ids.insert(id) {
-            self.errs.push(format!("{path}.id"), format!("duplicate step ID '{id}' found"));
+            self.errs.push(
+                format!("{path}.id"),
+                format!("duplicate step ID '{id}' found"),
+            );
         }
     }
 
     fn action(&mut self, step: &'a Step, path: &str, level: Level, outer_as: Option<&str>) {
-        let (tool, for_each, parallel) =
-            (step.tool.is_some(), step.for_each.as_ref(), step.parallel.as_ref());
+        let (tool, for_each, parallel) = (
+            step.tool.is_some(),
+            step.for_each.as_ref(),
+            step.parallel.as_ref(),
+        );
         match level {
             Level::Top => match (tool, for_each.is_some(), parallel.is_some()) {
                 (false, false, false) => {
-                    self.errs.push(path, "one of tool, forEach, or parallel is required");
+                    self.errs
+                        .push(path, "one of tool, forEach, or parallel is required");
                 }
                 (true, true, _) | (true, _, true) => {
-                    self.errs.push(path, "tool is mutually exclusive with forEach/parallel");
+                    self.errs
+                        .push(path, "tool is mutually exclusive with forEach/parallel");
                 }
                 (false, true, true) => {
-                    self.errs.push(path, "forEach and parallel are mutually exclusive");
+                    self.errs
+                        .push(path, "forEach and parallel are mutually exclusive");
                 }
                 _ => {}
             },
             Level::LoopBody => {
                 if tool == for_each.is_some() {
-                    self.errs.push(path, "exactly one of tool or forEach is required");
+                    self.errs
+                        .push(path, "exactly one of tool or forEach is required");
                 }
                 if parallel.is_some() {
-                    self.errs.push(format!("{path}.parallel"), "is not allowed in a forEach body");
+                    self.errs.push(
+                        format!("{path}.parallel"),
+                        "is not allowed in a forEach body",
+                    );
                 }
             }
             Level::NestedBody | Level::Parallel | Level::OnFailure => {
@@ -201,20 +241,33 @@ impl<'a> Checker<'a> {
                     self.errs.push(format!("{path}.tool"), "tool is required");
                 }
                 if for_each.is_some() {
-                    self.errs.push(format!("{path}.forEach"), format!("is not allowed in {place}"));
+                    self.errs.push(
+                        format!("{path}.forEach"),
+                        format!("is not allowed in {place}"),
+                    );
                 }
                 if parallel.is_some() {
-                    self.errs.push(format!("{path}.parallel"), format!("is not allowed in {place}"));
+                    self.errs.push(
+                        format!("{path}.parallel"),
+                        format!("is not allowed in {place}"),
+                    );
                 }
             }
         }
         if let Some(f) = for_each {
             let nested = level == Level::LoopBody;
-            self.for_each(f, &format!("{path}.forEach"), nested.then_some(outer_as).flatten());
+            self.for_each(
+                f,
+                &format!("{path}.forEach"),
+                nested.then_some(outer_as).flatten(),
+            );
         }
         if let Some(group) = parallel {
             if group.is_empty() {
-                self.errs.push(format!("{path}.parallel"), "must contain at least one sub-step");
+                self.errs.push(
+                    format!("{path}.parallel"),
+                    "must contain at least one sub-step",
+                );
             }
             for (j, sub) in group.iter().enumerate() {
                 self.step(sub, &format!("{path}.parallel[{j}]"), Level::Parallel, None);
@@ -225,14 +278,18 @@ impl<'a> Checker<'a> {
     fn for_each(&mut self, f: &'a ForEach, path: &str, outer_as: Option<&str>) {
         match &f.items {
             Some(Value::String(s)) if !s.trim().is_empty() => {}
-            _ => self
-                .errs
-                .push(format!("{path}.items"), "items is required and must be a template string"),
+            _ => self.errs.push(
+                format!("{path}.items"),
+                "items is required and must be a template string",
+            ),
         }
         if let Some(v) = &f.as_
             && !is_arg_name(v)
         {
-            self.errs.push(format!("{path}.as"), format!("must match {ARG_NAME_PATTERN}"));
+            self.errs.push(
+                format!("{path}.as"),
+                format!("must match {ARG_NAME_PATTERN}"),
+            );
         }
         if let Some(outer) = outer_as
             && f.variable() == outer
@@ -245,7 +302,8 @@ impl<'a> Checker<'a> {
         if let Some(p) = f.parallelism
             && !(1..=50).contains(&p)
         {
-            self.errs.push(format!("{path}.parallelism"), "must be between 1 and 50");
+            self.errs
+                .push(format!("{path}.parallelism"), "must be between 1 and 50");
         }
         if f.steps.is_empty() {
             self.errs.push(
@@ -253,9 +311,18 @@ impl<'a> Checker<'a> {
                 "steps is required and must contain at least one sub-step",
             );
         }
-        let level = if outer_as.is_some() { Level::NestedBody } else { Level::LoopBody };
+        let level = if outer_as.is_some() {
+            Level::NestedBody
+        } else {
+            Level::LoopBody
+        };
         for (j, sub) in f.steps.iter().enumerate() {
-            self.step(sub, &format!("{path}.steps[{j}]"), level, Some(f.variable()));
+            self.step(
+                sub,
+                &format!("{path}.steps[{j}]"),
+                level,
+                Some(f.variable()),
+            );
         }
     }
 
@@ -263,24 +330,40 @@ impl<'a> Checker<'a> {
         if let Some(m) = p.max_pages
             && !(1..=1000).contains(&m)
         {
-            self.errs.push(format!("{path}.paginate.maxPages"), "must be between 1 and 1000");
+            self.errs.push(
+                format!("{path}.paginate.maxPages"),
+                "must be between 1 and 1000",
+            );
         }
-        for (field, value) in
-            [("itemsField", &p.items_field), ("tokenField", &p.token_field), ("tokenArg", &p.token_arg)]
-        {
+        for (field, value) in [
+            ("itemsField", &p.items_field),
+            ("tokenField", &p.token_field),
+            ("tokenArg", &p.token_arg),
+        ] {
             if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
-                self.errs.push(format!("{path}.paginate.{field}"), "must not be empty");
+                self.errs
+                    .push(format!("{path}.paginate.{field}"), "must not be empty");
             }
         }
     }
 
     fn condition(&mut self, cond: &StepCondition, path: &str) {
-        let sources = [cond.template.is_some(), cond.tool.is_some(), cond.from_step.is_some()];
+        let sources = [
+            cond.template.is_some(),
+            cond.tool.is_some(),
+            cond.from_step.is_some(),
+        ];
         match sources.iter().filter(|s| **s).count() {
-            0 => self.errs.push(path, "condition requires exactly one of template, tool, or fromStep"),
+            0 => self.errs.push(
+                path,
+                "condition requires exactly one of template, tool, or fromStep",
+            ),
             1 => {}
             _ if cond.template.is_some() => {
-                self.errs.push(path, "condition.template is mutually exclusive with tool/fromStep");
+                self.errs.push(
+                    path,
+                    "condition.template is mutually exclusive with tool/fromStep",
+                );
             }
             _ => self.errs.push(
                 path,
@@ -290,7 +373,10 @@ impl<'a> Checker<'a> {
         }
         if cond.template.is_none() && (cond.tool.is_some() || cond.from_step.is_some()) {
             if cond.expect.is_none() && cond.expect_not.is_none() {
-                self.errs.push(path, "a tool or fromStep condition requires expect or expectNot");
+                self.errs.push(
+                    path,
+                    "a tool or fromStep condition requires expect or expectNot",
+                );
             }
             for (field, e) in [("expect", &cond.expect), ("expectNot", &cond.expect_not)] {
                 if let Some(e) = e {
@@ -300,7 +386,8 @@ impl<'a> Checker<'a> {
         }
         if let Some(from) = &cond.from_step {
             if from.is_empty() {
-                self.errs.push(format!("{path}.fromStep"), "must not be empty");
+                self.errs
+                    .push(format!("{path}.fromStep"), "must not be empty");
             } else if !self.seen_ids.contains(from.as_str()) {
                 self.errs.push(
                     format!("{path}.fromStep"),
@@ -315,7 +402,8 @@ impl<'a> Checker<'a> {
 
     fn expectation(&mut self, e: &Expectation, path: &str) {
         if e.success.is_none() && e.json_path.is_none() {
-            self.errs.push(path, "either success or jsonPath must be provided");
+            self.errs
+                .push(path, "either success or jsonPath must be provided");
         }
     }
 }

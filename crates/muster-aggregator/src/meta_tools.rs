@@ -1,0 +1,1 @@
+//! The meta-tools clients see in `tools/list`. Not implemented yet.
