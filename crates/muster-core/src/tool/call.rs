@@ -139,6 +139,9 @@ pub struct CallContext {
     pub progress: Option<ProgressSink>,
     /// Cancelled when the caller gives up; services stop work and tell the server.
     pub cancellation: CancellationToken,
+    /// How many workflows this call is nested in (0 for a call from a client); the workflow
+    /// engine refuses to go deeper than its limit, so `A → B → A` cannot recurse forever.
+    pub workflow_depth: u32,
 }
 
 impl CallContext {

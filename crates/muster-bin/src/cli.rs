@@ -1,0 +1,76 @@
+//! The command line: global flags and one subcommand per job.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// What `muster --version` prints after the binary name.
+pub(crate) const VERSION: &str = concat!("version ", env!("CARGO_PKG_VERSION"));
+
+/// The default config directory, with `~` standing for the home directory.
+pub(crate) const DEFAULT_CONFIG_PATH: &str = "~/.config/muster";
+
+/// muster aggregates MCP servers behind one endpoint and runs workflows across their tools.
+#[derive(Debug, Parser)]
+#[command(name = "muster", version = VERSION)]
+pub(crate) struct Cli {
+    /// Log at debug level (`RUST_LOG` overrides).
+    #[arg(long, global = true)]
+    pub(crate) debug: bool,
+
+    /// The command to run.
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Check config.yaml and every MCPServer and Workflow definition of a config directory.
+    Validate(ValidateArgs),
+    /// Write the JSON Schemas of config.yaml, MCPServer and Workflow files.
+    Schema(SchemaArgs),
+    /// Print the version.
+    Version,
+}
+
+/// Arguments of `muster validate`.
+#[derive(Debug, Args)]
+pub(crate) struct ValidateArgs {
+    /// The config directory.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_CONFIG_PATH)]
+    pub(crate) config_path: PathBuf,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
+    pub(crate) output: OutputFormat,
+}
+
+/// Output formats of reporting commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// One line per file, followed by its problems.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// Arguments of `muster schema`.
+#[derive(Debug, Args)]
+pub(crate) struct SchemaArgs {
+    /// The directory to write the schema files into (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,193 @@
+//! The result of `muster validate`: one entry per file, rendered as text or JSON.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use muster_fs::{LoadError, Loaded, LoadedConfig, Problem};
+use serde::Serialize;
+
+/// What `muster validate` found.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Report {
+    /// Whether every file is valid.
+    pub(super) valid: bool,
+    /// How many files are valid.
+    valid_count: usize,
+    /// How many files are not.
+    invalid_count: usize,
+    /// `config.yaml` first, then MCPServers, then Workflows, each sorted by name.
+    entries: Vec<Entry>,
+}
+
+/// One file.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    kind: EntryKind,
+    /// The resource name; absent for `config.yaml`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    /// The file, relative to the config directory.
+    path: String,
+    /// Whether the file exists; only `config.yaml` may be absent.
+    present: bool,
+    valid: bool,
+    problems: Vec<ProblemEntry>,
+}
+
+/// What kind of file an entry is.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum EntryKind {
+    Config,
+    #[serde(rename = "mcpserver")]
+    McpServer,
+    Workflow,
+}
+
+/// One problem of a file.
+#[derive(Debug, Serialize)]
+struct ProblemEntry {
+    /// The field path; empty when the problem is not about one field.
+    field: String,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    /// The whole problem as one line, as the text output prints it.
+    text: String,
+}
+
+// === impl Report ===
+
+impl Report {
+    /// The report of a loaded config directory.
+    pub(super) fn from_loaded(loaded: &LoadedConfig) -> Self {
+        let config = &loaded.config;
+        let mut entries = vec![Entry::new(
+            EntryKind::Config,
+            None,
+            &config.path,
+            config.present,
+            config.result.as_ref().err(),
+        )];
+        entries.extend(
+            loaded
+                .mcp_servers
+                .iter()
+                .map(|l| Entry::from_loaded(EntryKind::McpServer, l)),
+        );
+        entries.extend(
+            loaded
+                .workflows
+                .iter()
+                .map(|l| Entry::from_loaded(EntryKind::Workflow, l)),
+        );
+        let valid_count = entries.iter().filter(|e| e.valid).count();
+        let invalid_count = entries.len() - valid_count;
+        Self {
+            valid: invalid_count == 0,
+            valid_count,
+            invalid_count,
+            entries,
+        }
+    }
+
+    /// One line per file, its problems indented below it, and a summary line.
+    pub(super) fn to_text(&self) -> String {
+        let mut out = String::new();
+        for entry in &self.entries {
+            let _ = writeln!(out, "{}: {}", entry.label(), entry.verdict());
+            for problem in &entry.problems {
+                let _ = writeln!(out, "  {}", problem.text);
+            }
+        }
+        let _ = writeln!(
+            out,
+            "{} valid, {} invalid",
+            self.valid_count, self.invalid_count
+        );
+        out
+    }
+}
+
+// === impl Entry ===
+
+impl Entry {
+    fn new(
+        kind: EntryKind,
+        name: Option<String>,
+        path: &Path,
+        present: bool,
+        error: Option<&LoadError>,
+    ) -> Self {
+        let problems: Vec<ProblemEntry> = error
+            .map(LoadError::problems)
+            .unwrap_or_default()
+            .iter()
+            .map(ProblemEntry::new)
+            .collect();
+        Self {
+            kind,
+            name,
+            path: path.display().to_string(),
+            present,
+            valid: error.is_none(),
+            problems,
+        }
+    }
+
+    fn from_loaded<T>(kind: EntryKind, loaded: &Loaded<T>) -> Self {
+        Self::new(
+            kind,
+            Some(loaded.name.clone()),
+            &loaded.path,
+            true,
+            loaded.error(),
+        )
+    }
+
+    /// `config.yaml`, or `mcpserver/<name> (<path>)`.
+    fn label(&self) -> String {
+        match (&self.name, self.kind) {
+            (Some(name), kind) => format!("{}/{name} ({})", kind.as_str(), self.path),
+            (None, _) => self.path.clone(),
+        }
+    }
+
+    fn verdict(&self) -> &'static str {
+        match (self.valid, self.present) {
+            (true, true) => "valid",
+            (true, false) => "valid (absent, defaults apply)",
+            (false, _) => "invalid",
+        }
+    }
+}
+
+// === impl EntryKind ===
+
+impl EntryKind {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Self::Config => "config",
+            Self::McpServer => "mcpserver",
+            Self::Workflow => "workflow",
+        }
+    }
+}
+
+// === impl ProblemEntry ===
+
+impl ProblemEntry {
+    fn new(problem: &Problem) -> Self {
+        Self {
+            field: problem.field.clone(),
+            message: problem.message.clone(),
+            line: problem.location.map(|l| l.line),
+            column: problem.location.map(|l| l.column),
+            text: problem.to_string(),
+        }
+    }
+}

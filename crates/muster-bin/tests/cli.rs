@@ -1,0 +1,270 @@
+//! The `muster` binary, run as a user runs it.
+//!
+//! The schema test is a golden test: run it with `BLESS=1` to rewrite the committed files in
+//! `docs/reference/schemas/` after an intended change, then review the diff.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+const SCHEMA_FILES: [&str; 3] = [
+    "config.schema.json",
+    "mcpserver.schema.json",
+    "workflow.schema.json",
+];
+
+const STDIO_SERVER: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+metadata:
+  name: everything
+spec:
+  type: stdio
+  command: npx
+  args: ['-y', '@modelcontextprotocol/server-everything']
+  autoStart: true
+";
+
+const REMOTE_WITH_ENV: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+metadata:
+  name: remote
+spec:
+  type: streamable-http
+  url: https://mcp.example.com/mcp
+  env:
+    API_TOKEN: secret
+";
+
+const SYNTAX_ERROR: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+spec:
+  type: stdio
+ command: npx
+";
+
+const FLAT: &str = "type: stdio
+command: npx
+";
+
+const WORKFLOW: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: Workflow
+metadata:
+  name: deploy
+spec:
+  description: Deploy an app to many clusters
+  args:
+    clusters:
+      type: array
+      required: true
+  steps:
+    - id: check
+      tool: x_kubernetes_version
+    - id: deploy
+      condition:
+        fromStep: check
+        expect:
+          success: true
+      forEach:
+        items: '{{ .input.clusters }}'
+        as: cluster
+        parallelism: 2
+        steps:
+          - id: apply
+            tool: x_kubernetes_apply
+            args:
+              cluster: '{{ .cluster }}'
+";
+
+const DUPLICATE_STEP: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: Workflow
+metadata:
+  name: dup
+spec:
+  steps:
+    - id: a
+      tool: x_one
+    - id: a
+      tool: x_two
+";
+
+fn muster(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the muster binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn config_dir(files: &[(&str, &str)]) -> TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
+        std::fs::write(path, text).expect("a written file");
+    }
+    dir
+}
+
+fn validate(dir: &TempDir, extra: &[&str]) -> Output {
+    let path = dir.path().to_str().expect("a UTF-8 path");
+    let mut args = vec!["validate", "--config-path", path];
+    args.extend_from_slice(extra);
+    muster(&args)
+}
+
+fn committed_schemas() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/schemas")
+}
+
+#[test]
+fn schemas_match_the_committed_files() {
+    let out = tempfile::tempdir().unwrap();
+    let output = muster(&["schema", "--out", out.path().to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let bless = std::env::var_os("BLESS").is_some_and(|v| v == "1");
+    for file in SCHEMA_FILES {
+        let generated = std::fs::read(out.path().join(file)).unwrap();
+        assert!(generated.ends_with(b"}\n"), "{file} ends with a newline");
+        let committed = committed_schemas().join(file);
+        if bless {
+            std::fs::create_dir_all(committed_schemas()).unwrap();
+            std::fs::write(&committed, &generated).unwrap();
+            continue;
+        }
+        let expected = std::fs::read(&committed).unwrap_or_default();
+        assert!(
+            generated == expected,
+            "{} is out of date; rerun this test with BLESS=1 and review the diff",
+            committed.display()
+        );
+    }
+}
+
+#[test]
+fn schema_requires_an_output_directory() {
+    let output = muster(&["schema"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+}
+
+#[test]
+fn validate_reports_every_file_and_fails_on_any_invalid_one() {
+    let dir = config_dir(&[
+        ("config.yaml", "aggregator:\n  port: 18090\n"),
+        ("mcpservers/everything.yaml", STDIO_SERVER),
+        ("mcpservers/remote.yaml", REMOTE_WITH_ENV),
+        ("mcpservers/broken.yaml", SYNTAX_ERROR),
+        ("mcpservers/flat.yml", FLAT),
+        ("workflows/deploy.yaml", WORKFLOW),
+        ("workflows/dup.yaml", DUPLICATE_STEP),
+    ]);
+    let output = validate(&dir, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    let expected = [
+        "config.yaml: valid",
+        "mcpserver/broken (mcpservers/broken.yaml): invalid",
+        "  did not find expected key, while parsing a block mapping (line 5, column 2)",
+        "mcpserver/everything (mcpservers/everything.yaml): valid",
+        "mcpserver/flat (mcpservers/flat.yml): invalid",
+        "  spec: is required: a definition file must be a full MCPServer resource with \
+         apiVersion, kind, metadata and spec: (flat files are not read)",
+        "mcpserver/remote (mcpservers/remote.yaml): invalid",
+        "  spec.env: refused on a remote server: put credentials in a Secret referenced by \
+         headersFrom",
+        "workflow/deploy (workflows/deploy.yaml): valid",
+        "workflow/dup (workflows/dup.yaml): invalid",
+        "  spec.steps[1].id: duplicate step ID 'a' found",
+        "3 valid, 4 invalid",
+    ];
+    let lines: Vec<&str> = text.lines().collect();
+    for line in expected {
+        assert!(lines.contains(&line), "missing line {line:?} in:\n{text}");
+    }
+    let positions: Vec<usize> = expected
+        .iter()
+        .map(|e| lines.iter().position(|l| l == e).unwrap())
+        .collect();
+    assert!(positions.is_sorted(), "entries out of order:\n{text}");
+}
+
+#[test]
+fn validate_reports_json() {
+    let dir = config_dir(&[
+        ("mcpservers/everything.yaml", STDIO_SERVER),
+        ("mcpservers/remote.yaml", REMOTE_WITH_ENV),
+    ]);
+    let output = validate(&dir, &["-o", "json"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["valid"], false);
+    assert_eq!(report["validCount"], 2);
+    assert_eq!(report["invalidCount"], 1);
+    let entries = report["entries"].as_array().unwrap();
+    assert_eq!(entries[0]["kind"], "config");
+    assert_eq!(entries[0]["present"], false);
+    assert_eq!(entries[1]["name"], "everything");
+    assert_eq!(entries[1]["valid"], true);
+    assert_eq!(entries[2]["kind"], "mcpserver");
+    assert_eq!(entries[2]["path"], "mcpservers/remote.yaml");
+    assert_eq!(entries[2]["problems"][0]["field"], "spec.env");
+}
+
+#[test]
+fn validate_succeeds_when_everything_is_valid() {
+    let dir = config_dir(&[
+        ("mcpservers/everything.yaml", STDIO_SERVER),
+        ("workflows/deploy.yaml", WORKFLOW),
+    ]);
+    let output = validate(&dir, &[]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        stdout(&output),
+        "config.yaml: valid (absent, defaults apply)\n\
+         mcpserver/everything (mcpservers/everything.yaml): valid\n\
+         workflow/deploy (workflows/deploy.yaml): valid\n\
+         3 valid, 0 invalid\n"
+    );
+}
+
+#[test]
+fn validate_fails_on_a_missing_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let output = muster(&["validate", "--config-path", missing.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("does not exist"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let output = muster(&["validate", "--output", "xml"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let output = muster(&["no-such-command"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+}
+
+#[test]
+fn help_lists_the_commands() {
+    let output = muster(&["--help"]);
+    assert!(output.status.success(), "{output:?}");
+    let text = stdout(&output);
+    for command in ["validate", "schema", "version"] {
+        assert!(text.contains(command), "{command} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn version_is_printed_both_ways() {
+    let expected = format!("muster version {}\n", env!("CARGO_PKG_VERSION"));
+    for args in [&["version"][..], &["--version"][..]] {
+        let output = muster(args);
+        assert!(output.status.success(), "{output:?}");
+        assert_eq!(stdout(&output), expected, "{args:?}");
+    }
+}

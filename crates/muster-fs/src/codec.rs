@@ -1,0 +1,216 @@
+//! YAML text to typed values, with errors that name the field and the place.
+//!
+//! Parsing goes through `serde_path_to_error`, so a type error deep inside a document reports
+//! the field path (`spec.steps[1].forEach.parallelism`) next to the line and column the YAML
+//! parser knows. Keys are camelCase as in the CRDs; unknown keys are ignored.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+
+/// A place in a YAML text, 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    /// The line, starting at 1.
+    pub line: usize,
+    /// The column, starting at 1.
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// A YAML text that is not well-formed or does not have the expected shape.
+///
+/// Displays as `3:7: spec.timeout: invalid type: string "x", expected i64`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// The field path, e.g. `spec.timeout`; empty when the error is not inside a field (a
+    /// syntax error, or a document of the wrong type altogether).
+    pub field: String,
+    /// What is wrong, e.g. `invalid type: string "x", expected i64`.
+    pub message: String,
+    /// Where, when the YAML parser knows it.
+    pub location: Option<Location>,
+}
+
+impl ParseError {
+    /// `spec.timeout: invalid type: ...`, or only the message when there is no field.
+    pub fn field_message(&self) -> String {
+        if self.field.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(at) = self.location {
+            write!(f, "{at}: ")?;
+        }
+        if !self.field.is_empty() {
+            write!(f, "{}: ", self.field)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses one YAML document into `T`.
+///
+/// An empty document (no content, or only comments) is read as an empty mapping, so types
+/// whose fields all have defaults come out at their defaults.
+pub fn from_yaml<T: DeserializeOwned>(text: &str) -> Result<T, ParseError> {
+    let text = if is_blank_document(text) { "{}" } else { text };
+    let de = serde_norway::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = field_path(e.path());
+        parse_error(field, e.inner())
+    })
+}
+
+/// Whether `text` holds nothing but whitespace, comments and document markers.
+fn is_blank_document(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#') || l == "---")
+}
+
+/// Renders a path as `spec.steps[1].tool`; empty at the root. The path ends before the first
+/// segment the parser could not name (a syntax error inside a mapping key, for instance).
+fn field_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Unknown => break,
+        }
+    }
+    out
+}
+
+/// Builds a [`ParseError`] from a parser error, stripping the location and path that
+/// `serde_norway` puts into its own message, since both are kept as separate fields.
+fn parse_error(field: String, err: &serde_norway::Error) -> ParseError {
+    let location = err.location().map(|l| Location {
+        line: l.line(),
+        column: l.column(),
+    });
+    let mut message = err.to_string();
+    if let Some(at) = location {
+        // Syntax errors put the place in the middle ("did not find expected key at line 3
+        // column 2, while parsing a block mapping"), other errors at the end.
+        message = message.replacen(&format!(" at line {} column {}", at.line, at.column), "", 1);
+    }
+    if !field.is_empty()
+        && let Some(stripped) = message.strip_prefix(&format!("{field}: "))
+    {
+        message = stripped.to_owned();
+    }
+    ParseError {
+        field,
+        message,
+        location,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq, Default)]
+    #[serde(rename_all = "camelCase", default)]
+    struct Doc {
+        spec: Spec,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Default)]
+    #[serde(rename_all = "camelCase", default)]
+    struct Spec {
+        timeout: Option<i64>,
+        steps: Vec<BTreeMap<String, u8>>,
+    }
+
+    #[test]
+    fn parses_and_ignores_unknown_keys() {
+        let doc: Doc = from_yaml("spec:\n  timeout: 5\n  extra: true\n").unwrap();
+        assert_eq!(doc.spec.timeout, Some(5));
+    }
+
+    #[test]
+    fn blank_document_is_an_empty_mapping() {
+        for text in ["", "\n", "# only a comment\n", "---\n"] {
+            assert_eq!(from_yaml::<Doc>(text).unwrap(), Doc::default(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn type_error_names_field_and_place() {
+        let err = from_yaml::<Doc>("spec:\n  steps: []\n  timeout: x\n").unwrap_err();
+        assert_eq!(err.field, "spec.timeout");
+        assert_eq!(err.message, "invalid type: string \"x\", expected i64");
+        assert_eq!(
+            err.location,
+            Some(Location {
+                line: 3,
+                column: 12
+            })
+        );
+        assert_eq!(
+            err.to_string(),
+            "3:12: spec.timeout: invalid type: string \"x\", expected i64"
+        );
+    }
+
+    #[test]
+    fn nested_type_error_has_indexed_path() {
+        let err = from_yaml::<Doc>("spec:\n  steps:\n    - a: 1\n    - a: 300\n").unwrap_err();
+        assert_eq!(err.field, "spec.steps[1].a");
+        assert!(
+            err.message.starts_with("invalid value: integer `300`"),
+            "{}",
+            err.message
+        );
+        assert_eq!(err.location.map(|l| l.line), Some(4));
+    }
+
+    #[test]
+    fn syntax_error_has_a_place_and_no_field() {
+        let err = from_yaml::<Doc>("spec:\n  timeout: 5\n bad\n").unwrap_err();
+        assert_eq!(err.field, "");
+        assert_eq!(err.location, Some(Location { line: 3, column: 2 }));
+        assert_eq!(
+            err.message,
+            "did not find expected key, while parsing a block mapping"
+        );
+    }
+
+    #[test]
+    fn wrong_document_type() {
+        let err = from_yaml::<Doc>("- a\n- b\n").unwrap_err();
+        assert_eq!(err.field, "");
+        assert!(
+            err.message.contains("invalid type: sequence"),
+            "{}",
+            err.message
+        );
+    }
+}

@@ -1,0 +1,93 @@
+//! Reading and validating one definition file of a given kind.
+
+use muster_core::resource::mcp_server::McpServerDefinition;
+use muster_core::resource::workflow::WorkflowSpec;
+use muster_core::{
+    API_VERSION, Kind, McpServer, Meta, Object, ValidationContext, ValidationErrors, Workflow,
+};
+use serde::de::DeserializeOwned;
+
+use super::LoadError;
+use crate::document::{DecodeError, Expected, decode_document};
+use crate::layout::{DefinitionDir, DefinitionFile, Layout};
+
+/// A kind read from definition files: the form its spec is written in and how that form
+/// becomes the validated spec.
+pub(crate) trait Definition: Kind + DefinitionDir {
+    /// The spec as written in a file.
+    type Written: DeserializeOwned;
+
+    /// Validates the written spec, returning every violation.
+    fn validate(
+        written: Self::Written,
+        metadata: &Meta,
+        ctx: &ValidationContext,
+    ) -> Result<Self::Spec, ValidationErrors>;
+}
+
+impl Definition for McpServer {
+    type Written = McpServerDefinition;
+
+    fn validate(
+        written: McpServerDefinition,
+        metadata: &Meta,
+        ctx: &ValidationContext,
+    ) -> Result<Self::Spec, ValidationErrors> {
+        written.validate_named(&metadata.name, metadata.namespace_or_default(), ctx)
+    }
+}
+
+impl Definition for Workflow {
+    type Written = WorkflowSpec;
+
+    fn validate(
+        written: WorkflowSpec,
+        _metadata: &Meta,
+        _ctx: &ValidationContext,
+    ) -> Result<Self::Spec, ValidationErrors> {
+        written.validate().map(|()| written)
+    }
+}
+
+/// Reads, decodes and validates one definition file.
+///
+/// Envelope violations (a wrong `apiVersion`, a name that differs from the file name) are
+/// reported together with the spec's own violations.
+pub(crate) fn load_definition<K: Definition>(
+    layout: &Layout,
+    file: &DefinitionFile,
+    ctx: &ValidationContext,
+) -> Result<Object<K>, LoadError> {
+    let path = file.path.clone();
+    let text = match std::fs::read_to_string(layout.resolve(&file.path)) {
+        Ok(text) => text,
+        Err(source) => return Err(LoadError::Read { path, source }),
+    };
+    let expected = Expected {
+        kind: K::KIND,
+        name: &file.name,
+        namespace: &ctx.muster_namespace,
+    };
+    let (document, mut errors) = match decode_document::<K::Written, K::Status>(&text, &expected) {
+        Ok(decoded) => decoded,
+        Err(DecodeError::Parse(error)) => return Err(LoadError::Parse { path, error }),
+        Err(DecodeError::Envelope(errors)) => return Err(LoadError::Invalid { path, errors }),
+    };
+    let spec = match K::validate(document.spec, &document.metadata, ctx) {
+        Ok(spec) => Some(spec),
+        Err(spec_errors) => {
+            errors.extend(spec_errors);
+            None
+        }
+    };
+    match spec {
+        Some(spec) if errors.is_empty() => Ok(Object {
+            api_version: API_VERSION.to_owned(),
+            kind: K::KIND.to_owned(),
+            metadata: document.metadata,
+            spec,
+            status: document.status,
+        }),
+        _ => Err(LoadError::Invalid { path, errors }),
+    }
+}
