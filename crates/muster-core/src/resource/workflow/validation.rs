@@ -32,12 +32,17 @@ struct Checker<'a> {
     errs: ValidationErrors,
     /// Every step id seen so far, across all levels.
     seen_ids: HashSet<&'a str>,
+    /// Ids of the steps that have finished before the step being checked starts: the ones a
+    /// `fromStep` condition may name. A step is not earlier than itself, than its own
+    /// sub-steps, or than a sibling in the same parallel group.
+    finished_ids: HashSet<&'a str>,
 }
 
 pub(super) fn validate(spec: &WorkflowSpec) -> ValidationErrors {
     let mut c = Checker {
         errs: ValidationErrors::new(),
         seen_ids: HashSet::new(),
+        finished_ids: HashSet::new(),
     };
     if let Some(d) = &spec.description
         && char_len(d) > MAX_WORKFLOW_DESCRIPTION
@@ -70,28 +75,31 @@ pub(super) fn validate(spec: &WorkflowSpec) -> ValidationErrors {
 
 pub(super) fn warnings(spec: &WorkflowSpec) -> Vec<String> {
     let mut out = Vec::new();
-    let mut visit = |step: &Step, path: String| {
-        if step.store.is_some() && step.output.is_none() {
-            out.push(format!(
-                "{path} ({}): store is deprecated, use output",
-                step.id
-            ));
-        }
-        if spec.output.is_some() && (step.store.is_some() || step.output.is_some()) {
-            out.push(format!(
-                "{path} ({}): output/store has no effect because the workflow declares an \
-                 output template",
-                step.id
-            ));
-        }
-    };
     for (i, step) in spec.steps.iter().enumerate() {
-        visit(step, format!("spec.steps[{i}]"));
-        for (j, child) in step.children().enumerate() {
-            visit(child, format!("spec.steps[{i}].{}[{j}]", child_field(step)));
-        }
+        step_warnings(spec, step, &format!("spec.steps[{i}]"), &mut out);
     }
     out
+}
+
+/// The warnings of `step` and of its sub-steps at every depth (a nested loop's body too).
+fn step_warnings(spec: &WorkflowSpec, step: &Step, path: &str, out: &mut Vec<String>) {
+    if step.store.is_some() && step.output.is_none() {
+        out.push(format!(
+            "{path} ({}): store is deprecated, use output",
+            step.id
+        ));
+    }
+    if spec.output.is_some() && (step.store.is_some() || step.output.is_some()) {
+        out.push(format!(
+            "{path} ({}): output/store has no effect because the workflow declares an \
+             output template",
+            step.id
+        ));
+    }
+    for (j, child) in step.children().enumerate() {
+        let child_path = format!("{path}.{}[{j}]", child_field(step));
+        step_warnings(spec, child, &child_path, out);
+    }
 }
 
 fn child_field(step: &Step) -> &'static str {
@@ -140,6 +148,11 @@ impl<'a> Checker<'a> {
 
     fn step(&mut self, step: &'a Step, path: &str, level: Level, outer_as: Option<&str>) {
         self.id(step, path);
+        // Before the sub-steps: a condition is evaluated before its step (and so before any
+        // of the step's sub-steps) runs.
+        if let Some(cond) = &step.condition {
+            self.condition(cond, &format!("{path}.condition"));
+        }
         self.action(step, path, level, outer_as);
         if let Some(tool) = &step.tool
             && tool.trim().is_empty()
@@ -158,9 +171,6 @@ impl<'a> Checker<'a> {
         {
             self.errs.push(format!("{path}.jq"), "must not be empty");
         }
-        if let Some(cond) = &step.condition {
-            self.condition(cond, &format!("{path}.condition"));
-        }
         if let Some(d) = &step.description
             && char_len(d) > MAX_STEP_DESCRIPTION
         {
@@ -168,6 +178,9 @@ impl<'a> Checker<'a> {
                 format!("{path}.description"),
                 format!("must be at most {MAX_STEP_DESCRIPTION} characters"),
             );
+        }
+        if !step.id.is_empty() {
+            self.finished_ids.insert(step.id.as_str());
         }
     }
 
@@ -269,9 +282,15 @@ impl<'a> Checker<'a> {
                     "must contain at least one sub-step",
                 );
             }
+            // The group's sub-steps run at once: none finishes before a sibling starts.
+            let mut group_ids = Vec::with_capacity(group.len());
             for (j, sub) in group.iter().enumerate() {
                 self.step(sub, &format!("{path}.parallel[{j}]"), Level::Parallel, None);
+                if self.finished_ids.remove(sub.id.as_str()) {
+                    group_ids.push(sub.id.as_str());
+                }
             }
+            self.finished_ids.extend(group_ids);
         }
     }
 
@@ -388,7 +407,7 @@ impl<'a> Checker<'a> {
             if from.is_empty() {
                 self.errs
                     .push(format!("{path}.fromStep"), "must not be empty");
-            } else if !self.seen_ids.contains(from.as_str()) {
+            } else if !self.finished_ids.contains(from.as_str()) {
                 self.errs.push(
                     format!("{path}.fromStep"),
                     format!("must name an earlier step, '{from}' is not one"),
