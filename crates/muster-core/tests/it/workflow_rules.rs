@@ -193,7 +193,11 @@ fn steps_are_required() {
 fn step_ids() {
     let pattern = "must match ^[a-zA-Z0-9_-]+$";
     let dup = |id: &str| format!("duplicate step ID '{id}' found");
-    let (dup_x, dup_loop, dup_p) = (dup("x"), dup("loop"), dup("p"));
+    let sub = |id: &str| {
+        format!("duplicate sub-step id '{id}' (step ids are unique across the workflow)")
+    };
+    let dup_x = dup("x");
+    let (sub_x, sub_loop, sub_p) = (sub("x"), sub("loop"), sub("p"));
     run(vec![
         ok(
             "id of letters, digits, _ and -",
@@ -251,12 +255,12 @@ fn step_ids() {
         fail(
             "top-level id repeated in a loop body",
             wf(json!([t("x", "a"), for_each("loop", json!([t("x", "b")]))])),
-            &[("spec.steps[1].forEach.steps[0].id", &dup_x)],
+            &[("spec.steps[1].forEach.steps[0].id", &sub_x)],
         ),
         fail(
             "loop id repeated in its body",
             wf(json!([for_each("loop", json!([t("loop", "b")]))])),
-            &[("spec.steps[0].forEach.steps[0].id", &dup_loop)],
+            &[("spec.steps[0].forEach.steps[0].id", &sub_loop)],
         ),
         fail(
             "outer body id repeated in a nested body",
@@ -267,7 +271,7 @@ fn step_ids() {
                     nested("inner", Some("n"), json!([t("x", "b")]))
                 ])
             )])),
-            &[("spec.steps[0].forEach.steps[1].forEach.steps[0].id", &dup_x)],
+            &[("spec.steps[0].forEach.steps[1].forEach.steps[0].id", &sub_x)],
         ),
         fail(
             "id repeated across two loops",
@@ -275,22 +279,22 @@ fn step_ids() {
                 for_each("l1", json!([t("x", "a")])),
                 for_each("l2", json!([t("x", "b")])),
             ])),
-            &[("spec.steps[1].forEach.steps[0].id", &dup_x)],
+            &[("spec.steps[1].forEach.steps[0].id", &sub_x)],
         ),
         fail(
             "id repeated in a parallel group",
             wf(json!([parallel("g", json!([t("p", "a"), t("p", "b")]))])),
-            &[("spec.steps[0].parallel[1].id", &dup_p)],
+            &[("spec.steps[0].parallel[1].id", &sub_p)],
         ),
         fail(
             "top-level id repeated in a parallel group",
             wf(json!([t("p", "a"), parallel("g", json!([t("p", "b")]))])),
-            &[("spec.steps[1].parallel[0].id", &dup_p)],
+            &[("spec.steps[1].parallel[0].id", &sub_p)],
         ),
         fail(
             "step id repeated in onFailure",
             json!({ "steps": [t("x", "a")], "onFailure": [t("x", "rollback")] }),
-            &[("spec.onFailure[0].id", &dup_x)],
+            &[("spec.onFailure[0].id", &sub_x)],
         ),
         fail(
             "nested body id repeated in onFailure",
@@ -301,12 +305,12 @@ fn step_ids() {
                 )],
                 "onFailure": [t("x", "rollback")],
             }),
-            &[("spec.onFailure[0].id", &dup_x)],
+            &[("spec.onFailure[0].id", &sub_x)],
         ),
         fail(
             "id repeated in onFailure",
             json!({ "steps": [t("a", "a")], "onFailure": [t("x", "r1"), t("x", "r2")] }),
-            &[("spec.onFailure[1].id", &dup_x)],
+            &[("spec.onFailure[1].id", &sub_x)],
         ),
     ]);
 }

@@ -203,10 +203,14 @@ impl<'a> Checker<'a> {
             );
         }
         if !self.seen_ids.insert(id) {
-            self.errs.push(
-                format!("{path}.id"),
-                format!("duplicate step ID '{id}' found"),
-            );
+            // The original's wording differs between top-level steps and sub-steps; ids are
+            // unique across the whole workflow either way.
+            let rule = if path.starts_with("spec.steps[") && !path.contains("].") {
+                format!("duplicate step ID '{id}' found")
+            } else {
+                format!("duplicate sub-step id '{id}' (step ids are unique across the workflow)")
+            };
+            self.errs.push(format!("{path}.id"), rule);
         }
     }
 
