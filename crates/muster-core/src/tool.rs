@@ -14,4 +14,6 @@ pub use call::{
     CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName,
 };
 pub use error::ToolError;
-pub use provider::{Catalog, Revision, ToolProvider, ToolService};
+pub use provider::{
+    Catalog, Revision, StaticAvailability, ToolAvailability, ToolProvider, ToolService,
+};

@@ -1,5 +1,6 @@
 //! The `WorkflowExecution` kind: the durable, append-only record of one workflow run.
 
+mod api;
 mod retention;
 mod size_guard;
 
@@ -10,6 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use api::{ApiExecutionRecord, ApiStepRecord};
 pub use retention::RetentionPolicy;
 pub use size_guard::{MAX_RECORD_BYTES, TRUNCATION_MARKER};
 

@@ -48,6 +48,14 @@ pub enum ToolError {
         /// Why.
         reason: String,
     },
+    /// The tool's handler failed; the message is shown to the caller as it is.
+    #[error("{message}")]
+    Failed {
+        /// What went wrong, without credentials.
+        message: String,
+        /// Whether the same call may succeed when retried.
+        retryable: bool,
+    },
     /// The provider failed while handling the call.
     #[error("{provider}: {source}")]
     Backend {
@@ -62,11 +70,19 @@ pub enum ToolError {
 }
 
 impl ToolError {
+    /// A terminal [`ToolError::Failed`] with `message`.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed {
+            message: message.into(),
+            retryable: false,
+        }
+    }
+
     /// Whether the same call may succeed later.
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Timeout { .. } | Self::Unavailable { .. } => true,
-            Self::Backend { retryable, .. } => *retryable,
+            Self::Backend { retryable, .. } | Self::Failed { retryable, .. } => *retryable,
             Self::UnknownTool { .. }
             | Self::InvalidArguments { .. }
             | Self::Cancelled
@@ -84,6 +100,7 @@ impl ToolError {
             Self::Denied { .. } => "denied",
             Self::Unavailable { .. } => "unavailable",
             Self::Backend { .. } => "backend",
+            Self::Failed { .. } => "failed",
         }
     }
 }

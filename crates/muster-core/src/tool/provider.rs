@@ -62,3 +62,29 @@ pub trait ToolProvider: Send + Sync + std::fmt::Debug {
     /// The service that calls this provider's tools.
     fn service(&self) -> ToolService;
 }
+
+/// Answers whether a tool can be called by a given caller: the catalog view of one session.
+///
+/// The workflow tools use it to decide whether a workflow is available; the aggregator
+/// implements it over its catalog and per-session visibility.
+pub trait ToolAvailability: Send + Sync + std::fmt::Debug {
+    /// Whether `tool` is visible to the caller of `context`.
+    fn is_available(&self, tool: &str, context: &super::CallContext) -> bool;
+}
+
+/// A fixed set of tool names, available to everyone; for embedders and tests.
+#[derive(Debug, Clone, Default)]
+pub struct StaticAvailability(pub std::collections::BTreeSet<String>);
+
+impl StaticAvailability {
+    /// The set of `names`.
+    pub fn of<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
+        Self(names.into_iter().map(Into::into).collect())
+    }
+}
+
+impl ToolAvailability for StaticAvailability {
+    fn is_available(&self, tool: &str, _: &super::CallContext) -> bool {
+        self.0.contains(tool)
+    }
+}
