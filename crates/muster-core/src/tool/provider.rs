@@ -2,7 +2,11 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, Prompt, Resource, ResourceTemplate, Tool};
+use futures_core::future::BoxFuture;
+use rmcp::model::{
+    CallToolResult, GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
+};
 use tokio::sync::watch;
 use tower::util::BoxCloneSyncService;
 
@@ -61,6 +65,28 @@ pub trait ToolProvider: Send + Sync + std::fmt::Debug {
 
     /// The service that calls this provider's tools.
     fn service(&self) -> ToolService;
+
+    /// Renders one of the provider's prompts. Providers without prompts keep the default,
+    /// which reports the prompt as unknown.
+    fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> {
+        let _ = arguments;
+        let name = name.to_owned();
+        Box::pin(async move { Err(ToolError::UnknownTool { name }) })
+    }
+
+    /// Reads one of the provider's resources. Providers without resources keep the default,
+    /// which reports the resource as unknown.
+    fn read_resource(
+        &self,
+        uri: &str,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ToolError>> {
+        let name = uri.to_owned();
+        Box::pin(async move { Err(ToolError::UnknownTool { name }) })
+    }
 }
 
 /// Answers whether a tool can be called by a given caller: the catalog view of one session.
