@@ -11,6 +11,69 @@ use serde::{Deserialize, Serialize};
 
 use crate::secret::SecretString;
 
+/// Where the running configuration lives, for the `core_config_*` tools.
+#[async_trait::async_trait]
+pub trait ConfigStore: Send + Sync + std::fmt::Debug {
+    /// The configuration in effect.
+    fn current(&self) -> MusterConfig;
+
+    /// Replaces the `aggregator` section and saves the configuration.
+    async fn update_aggregator(
+        &self,
+        aggregator: AggregatorConfig,
+    ) -> Result<(), crate::StoreError>;
+
+    /// Writes the configuration in effect.
+    async fn save(&self) -> Result<(), crate::StoreError>;
+
+    /// Reads the configuration again.
+    async fn reload(&self) -> Result<MusterConfig, crate::StoreError>;
+}
+
+/// A [`ConfigStore`] that only keeps the configuration in memory.
+#[derive(Debug, Default)]
+pub struct MemoryConfigStore {
+    config: std::sync::RwLock<MusterConfig>,
+}
+
+impl MemoryConfigStore {
+    /// A store holding `config`.
+    pub fn new(config: MusterConfig) -> Self {
+        Self {
+            config: std::sync::RwLock::new(config),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ConfigStore for MemoryConfigStore {
+    fn current(&self) -> MusterConfig {
+        self.config
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    async fn update_aggregator(
+        &self,
+        aggregator: AggregatorConfig,
+    ) -> Result<(), crate::StoreError> {
+        self.config
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .aggregator = aggregator;
+        Ok(())
+    }
+
+    async fn save(&self) -> Result<(), crate::StoreError> {
+        Ok(())
+    }
+
+    async fn reload(&self) -> Result<MusterConfig, crate::StoreError> {
+        Ok(self.current())
+    }
+}
+
 /// The whole `config.yaml`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]

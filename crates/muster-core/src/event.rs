@@ -1,6 +1,8 @@
 //! Events about resources, as Kubernetes core/v1 Events and muster's event log record them.
 
 use std::collections::VecDeque;
+
+use async_trait::async_trait;
 use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
@@ -82,6 +84,63 @@ pub trait EventSink: Send + Sync + std::fmt::Debug {
     fn record(&self, event: Event);
 }
 
+/// Which events to read back, as `core_events` filters them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventFilter {
+    /// Only events about this kind (`MCPServer`, `Workflow`).
+    pub kind: Option<String>,
+    /// Only events about the resource of this name.
+    pub name: Option<String>,
+    /// Only events in this namespace.
+    pub namespace: Option<String>,
+    /// Only `Normal` or only `Warning` events.
+    pub event_type: Option<EventType>,
+    /// Only events at or after this time.
+    pub since: Option<DateTime<Utc>>,
+    /// Only events at or before this time.
+    pub until: Option<DateTime<Utc>>,
+    /// At most this many (the newest).
+    pub limit: Option<usize>,
+}
+
+impl EventFilter {
+    /// Whether `event` passes the filter (ignoring `limit`).
+    pub fn matches(&self, event: &Event) -> bool {
+        self.kind
+            .as_deref()
+            .is_none_or(|k| k.eq_ignore_ascii_case(&event.involved_object.kind))
+            && self
+                .name
+                .as_deref()
+                .is_none_or(|n| n == event.involved_object.name)
+            && self
+                .namespace
+                .as_deref()
+                .is_none_or(|n| n == event.namespace)
+            && self.event_type.is_none_or(|t| t == event.type_)
+            && self.since.is_none_or(|s| event.timestamp >= s)
+            && self.until.is_none_or(|u| event.timestamp <= u)
+    }
+
+    /// Filters `events` (oldest first) and keeps the newest `limit`, oldest first.
+    pub fn apply(&self, events: impl IntoIterator<Item = Event>) -> Vec<Event> {
+        let mut out: Vec<Event> = events.into_iter().filter(|e| self.matches(e)).collect();
+        if let Some(limit) = self.limit
+            && out.len() > limit
+        {
+            out.drain(..out.len() - limit);
+        }
+        out
+    }
+}
+
+/// An [`EventSink`] whose events can be read back.
+#[async_trait]
+pub trait EventLog: EventSink {
+    /// The events passing `filter`, oldest first.
+    async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, crate::StoreError>;
+}
+
 /// An [`EventSink`] that keeps the newest events in memory, for embedders and tests.
 #[derive(Debug)]
 pub struct MemoryEventSink {
@@ -118,6 +177,13 @@ impl EventSink for MemoryEventSink {
         if self.capacity > 0 {
             events.push_back(event);
         }
+    }
+}
+
+#[async_trait]
+impl EventLog for MemoryEventSink {
+    async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, crate::StoreError> {
+        Ok(filter.apply(self.events()))
     }
 }
 
