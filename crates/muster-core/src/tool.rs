@@ -9,6 +9,7 @@
 mod call;
 mod error;
 mod provider;
+pub mod reply;
 
 pub use call::{
     CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName,
