@@ -477,11 +477,10 @@ fn stdio_fields() {
             fs(),
             &[("spec.command", "command is required for stdio type")],
         ),
-        fail(
-            "url on stdio",
+        ok(
+            "url on stdio is ignored",
             with(stdio(), json!({ "url": "https://mcp.example.com/mcp" })),
             fs(),
-            &[("spec.url", remote_only)],
         ),
         fail(
             "headers on stdio",
@@ -553,7 +552,6 @@ fn stdio_fields() {
             fs(),
             &[
                 ("spec.command", "command is required for stdio type"),
-                ("spec.url", remote_only),
                 ("spec.headers", remote_only),
                 ("spec.headersFrom", remote_only),
                 ("spec.auth", auth_refused),
@@ -648,11 +646,10 @@ fn stdio_only_fields_on_remote() {
     let stdio_only = "only for stdio servers";
     let env_refused = "refused on a remote server";
     run(vec![
-        fail(
-            "command on remote",
+        ok(
+            "command on remote is ignored",
             with(remote(), json!({ "command": "npx" })),
             fs(),
-            &[("spec.command", stdio_only)],
         ),
         fail(
             "args on remote",
@@ -1470,13 +1467,12 @@ fn every_violation_is_reported_at_once() {
         "timeout": 0,
         "headers": { "Authorization": "Bearer abc" },
     }));
-    let errs = def.validate(&k8s()).expect_err("seven rules are broken");
+    let errs = def.validate(&k8s()).expect_err("six rules are broken");
     assert!(errs.len() >= 5, "{errs}");
     for (path, fragment) in [
         ("spec.url", "must not contain a user name or password"),
         ("spec.toolPrefix", PREFIX_PATTERN),
         ("spec.description", "must be at most 500 characters"),
-        ("spec.command", "only for stdio servers"),
         ("spec.env", "refused on a remote server"),
         ("spec.timeout", "must be between 1 and 300 seconds"),
         ("spec.headers.Authorization", "must not carry a credential"),
@@ -1486,7 +1482,7 @@ fn every_violation_is_reported_at_once() {
             "missing {path}: {fragment} in {errs}"
         );
     }
-    assert_eq!(errs.len(), 7, "{errs}");
+    assert_eq!(errs.len(), 6, "{errs}");
 }
 
 #[test]

@@ -153,10 +153,8 @@ fn check_stdio(def: &McpServerDefinition, errs: &mut ValidationErrors) -> Option
     if command.trim().is_empty() {
         errs.push("spec.command", "command is required for stdio type");
     }
+    // A `url` on a stdio server is ignored, as the original's converter and the CRD do.
     let remote_only = "only for streamable-http and sse servers";
-    if def.url.is_some() {
-        errs.push("spec.url", remote_only);
-    }
     if def.headers.as_ref().is_some_and(|h| !h.is_empty()) {
         errs.push("spec.headers", remote_only);
     }
@@ -191,10 +189,8 @@ fn check_remote(
 ) -> Option<RemoteTransport> {
     let url = def.url.clone().unwrap_or_default();
     check_url(&url, ctx, errs);
+    // A `command` on a remote server is ignored, as the original's converter and the CRD do.
     let stdio_only = "only for stdio servers";
-    if def.command.is_some() {
-        errs.push("spec.command", stdio_only);
-    }
     if def.args.as_ref().is_some_and(|a| !a.is_empty()) {
         errs.push("spec.args", stdio_only);
     }
