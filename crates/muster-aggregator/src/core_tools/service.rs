@@ -1,0 +1,137 @@
+//! The `core_service_*` tools, over [`ServiceControl`].
+
+use async_trait::async_trait;
+use muster_core::tool::ToolError;
+use muster_core::tool::reply::{error, json, string_arg, text};
+use rmcp::model::{CallToolResult, JsonObject};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::CoreTools;
+
+/// One service as `core_service_list` and `_status` show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServiceStatus {
+    /// The service name (the MCPServer name, or `mcp-aggregator`).
+    pub name: String,
+    /// `MCPServer` or `Aggregator`.
+    pub service_type: String,
+    /// Lowercase state, e.g. `running`, `connected`, `failed`.
+    pub state: String,
+    /// `unknown`, `healthy`, `unhealthy` or `checking`.
+    pub health: String,
+    /// The last error, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Details of the service.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub metadata: Value,
+}
+
+/// How a start request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StartOutcome {
+    /// The service was started.
+    Started,
+    /// It was running already.
+    AlreadyRunning,
+    /// The server answered 401: a person must sign in.
+    AuthRequired,
+}
+
+/// How a stop request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopOutcome {
+    /// The service was stopped.
+    Stopped,
+    /// It was stopped already.
+    AlreadyStopped,
+}
+
+/// The running services behind the `core_service_*` tools.
+#[async_trait]
+pub trait ServiceControl: Send + Sync + std::fmt::Debug {
+    /// Every service, sorted by name, the aggregator included.
+    async fn list(&self) -> Vec<ServiceStatus>;
+    /// One service; `None` when no service of that name exists.
+    async fn status(&self, name: &str) -> Option<ServiceStatus>;
+    /// Starts a service (registering it from its definition on first use).
+    async fn start(&self, name: &str) -> Result<StartOutcome, String>;
+    /// Stops a service.
+    async fn stop(&self, name: &str) -> Result<StopOutcome, String>;
+    /// Restarts a service.
+    async fn restart(&self, name: &str) -> Result<(), String>;
+}
+
+fn auth_required(name: &str) -> String {
+    format!(
+        "Service '{name}' requires OAuth authentication.\n\nUse core_auth_login(server=\"{name}\") to sign in, then try again."
+    )
+}
+
+impl CoreTools {
+    pub(super) async fn service_list(&self) -> Result<CallToolResult, ToolError> {
+        let services = self.inner.services.list().await;
+        Ok(json(
+            &json!({ "services": services, "total": services.len() }),
+        ))
+    }
+
+    pub(super) async fn service_status(
+        &self,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ToolError> {
+        let Some(name) = string_arg(&args, "name") else {
+            return Ok(error("name is required"));
+        };
+        Ok(match self.inner.services.status(&name).await {
+            Some(s) => json(&serde_json::to_value(&s).unwrap_or(Value::Null)),
+            None => error(format!(
+                "Failed to get service status: service {name} not found"
+            )),
+        })
+    }
+
+    pub(super) async fn service_start(
+        &self,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ToolError> {
+        let Some(name) = string_arg(&args, "name") else {
+            return Ok(error("name is required"));
+        };
+        Ok(match self.inner.services.start(&name).await {
+            Ok(StartOutcome::Started) => text(format!("Successfully started service '{name}'")),
+            Ok(StartOutcome::AlreadyRunning) => {
+                text(format!("Service '{name}' is already running"))
+            }
+            Ok(StartOutcome::AuthRequired) => error(auth_required(&name)),
+            Err(e) => error(format!("Failed to start service: {e}")),
+        })
+    }
+
+    pub(super) async fn service_stop(&self, args: JsonObject) -> Result<CallToolResult, ToolError> {
+        let Some(name) = string_arg(&args, "name") else {
+            return Ok(error("name is required"));
+        };
+        Ok(match self.inner.services.stop(&name).await {
+            Ok(StopOutcome::Stopped) => text(format!("Successfully stopped service '{name}'")),
+            Ok(StopOutcome::AlreadyStopped) => text(format!("Service '{name}' is already stopped")),
+            Err(e) => error(format!("Failed to stop service: {e}")),
+        })
+    }
+
+    pub(super) async fn service_restart(
+        &self,
+        args: JsonObject,
+    ) -> Result<CallToolResult, ToolError> {
+        let Some(name) = string_arg(&args, "name") else {
+            return Ok(error("name is required"));
+        };
+        Ok(match self.inner.services.restart(&name).await {
+            Ok(()) => text(format!("Successfully restarted service '{name}'")),
+            Err(e) => error(format!("Failed to restart service: {e}")),
+        })
+    }
+}
