@@ -16,6 +16,7 @@
 
 pub mod codec;
 pub mod document;
+pub mod driver;
 pub mod executions;
 pub mod layout;
 pub mod load;
