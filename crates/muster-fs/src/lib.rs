@@ -11,17 +11,26 @@
 //! - [`load`]: [`ConfigDir::load`] reads a whole directory, one result per file.
 //! - [`executions`]: [`FsExecutionStore`], workflow execution records as atomically replaced
 //!   files of `workflow_executions/`.
+//! - [`store`]: [`FsStore`], the `ResourceStore` of MCPServer and Workflow definition files,
+//!   with a debounced, resyncing watch of their directory.
+//! - [`events`]: [`FsEventLog`], the `EventSink` and `EventLog` of daily JSON-lines files in
+//!   `events/`.
 //!
-//! Where to start: [`ConfigDir`].
+//! Where to start: [`ConfigDir`] to read a directory once, [`FsStore`] to serve it.
 
 pub mod codec;
 pub mod document;
 pub mod driver;
+pub mod events;
 pub mod executions;
 pub mod layout;
 pub mod load;
+pub mod store;
+mod watch;
 
 pub use codec::{Location, ParseError};
+pub use events::{EventLogError, FsEventLog};
 pub use executions::{ExecutionFileError, FsExecutionStore, OpenReport};
 pub use layout::Layout;
 pub use load::{ConfigDir, ConfigFile, LoadDirError, LoadError, Loaded, LoadedConfig, Problem};
+pub use store::{FsKind, FsStore, FsStoreBuilder};
