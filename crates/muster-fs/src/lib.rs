@@ -18,6 +18,7 @@
 //!
 //! Where to start: [`ConfigDir`] to read a directory once, [`FsStore`] to serve it.
 
+mod atomic;
 pub mod codec;
 pub mod document;
 pub mod driver;

@@ -70,3 +70,13 @@ impl From<ExecutionFileError> for StoreError {
         }
     }
 }
+
+impl From<crate::atomic::FileError> for ExecutionFileError {
+    fn from(e: crate::atomic::FileError) -> Self {
+        Self::Io {
+            op: e.op,
+            path: e.path,
+            source: e.source,
+        }
+    }
+}

@@ -5,17 +5,17 @@
 //! record and syncing the directory, so the record file always holds a complete version.
 //! Every function here blocks; the store calls them from blocking tasks.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use muster_core::resource::execution::ExecutionId;
 
 use super::error::ExecutionFileError;
+use crate::atomic;
 
 /// The extension of record files (their content is JSON all the same).
 pub(crate) const EXTENSION: &str = "yaml";
 /// What a temporary file's name holds after the id.
+/// (`.<id>.yaml.tmp-…`: the shared atomic writer names temporary files `.<file>.tmp-…`.)
 const TEMP_INFIX: &str = ".yaml.tmp-";
 /// The longest id accepted as a file name.
 const MAX_ID_LEN: usize = 128;
@@ -63,11 +63,7 @@ pub(crate) fn classify(file_name: &str) -> EntryKind {
 
 /// The content of `path`, or `None` when it does not exist.
 pub(crate) fn read(path: &Path) -> Result<Option<Vec<u8>>, ExecutionFileError> {
-    match fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ExecutionFileError::io("read", path)(e)),
-    }
+    Ok(atomic::read(path)?)
 }
 
 /// Whether `path` exists.
@@ -83,62 +79,15 @@ pub(crate) fn write_atomic(
     id: &ExecutionId,
     content: &[u8],
 ) -> Result<(), ExecutionFileError> {
-    let temp = dir.join(format!(".{id}{TEMP_INFIX}{}", ExecutionId::new_v4()));
-    let file = match create_new(&temp) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            create_dir(dir)?;
-            create_new(&temp)
-        }
-        other => other,
-    }
-    .map_err(ExecutionFileError::io("create", &temp))?;
-    let target = record_path(dir, id);
-    let result = fill(file, &temp, content).and_then(|()| {
-        fs::rename(&temp, &target).map_err(ExecutionFileError::io("rename into place", &temp))
-    });
-    if let Err(e) = result {
-        // Best effort: a leftover would be removed by the next open anyway.
-        let _ = fs::remove_file(&temp);
-        return Err(e);
-    }
-    sync_dir(dir)
+    Ok(atomic::replace(&record_path(dir, id), content)?)
 }
 
 /// Removes `path`; returns whether it existed.
 pub(crate) fn remove(path: &Path) -> Result<bool, ExecutionFileError> {
-    match fs::remove_file(path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ExecutionFileError::io("remove", path)(e)),
-    }
+    Ok(atomic::remove(path)?)
 }
 
-/// Makes renames and removals in `dir` durable. A no-op where directories cannot be opened
-/// (Windows), whose renames are durable once they return.
+/// Makes renames and removals in `dir` durable.
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), ExecutionFileError> {
-    if cfg!(unix) {
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(ExecutionFileError::io("sync directory", dir))?;
-    }
-    Ok(())
-}
-
-fn create_new(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).create_new(true).open(path)
-}
-
-fn fill(mut file: File, path: &Path, content: &[u8]) -> Result<(), ExecutionFileError> {
-    file.write_all(content)
-        .map_err(ExecutionFileError::io("write", path))?;
-    file.sync_all()
-        .map_err(ExecutionFileError::io("sync", path))
-}
-
-fn create_dir(dir: &Path) -> Result<(), ExecutionFileError> {
-    fs::create_dir_all(dir).map_err(ExecutionFileError::io("create directory", dir))?;
-    match dir.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
-        _ => Ok(()),
-    }
+    Ok(atomic::sync_dir(dir)?)
 }
