@@ -20,6 +20,7 @@
 
 mod atomic;
 pub mod codec;
+pub mod config_store;
 pub mod document;
 pub mod driver;
 pub mod events;
@@ -30,6 +31,7 @@ pub mod store;
 mod watch;
 
 pub use codec::{Location, ParseError};
+pub use config_store::FsConfigStore;
 pub use events::{EventLogError, FsEventLog};
 pub use executions::{ExecutionFileError, FsExecutionStore, OpenReport};
 pub use layout::Layout;

@@ -6,8 +6,6 @@ use serde_json::Value;
 
 /// Refuses unknown top-level arguments with the original's message:
 /// `unknown args: [a b]. Allowed args: [x y]`.
-// The error is the ready-made tool result; callers return it as is, on a cold path.
-#[allow(clippy::result_large_err)]
 pub fn reject_unknown(args: &JsonObject, allowed: &[&str]) -> Result<(), CallToolResult> {
     let unknown: Vec<&str> = args
         .keys()

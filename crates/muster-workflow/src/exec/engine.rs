@@ -1,0 +1,340 @@
+//! [`Engine`]: the workflow executor as a tower `Service<RunWorkflow>`.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use chrono::Utc;
+use futures_util::future::BoxFuture;
+use muster_core::event::EventSink;
+use muster_core::resource::execution::ExecutionOutcome;
+use muster_core::store::{ExecutionStore, NewExecution};
+use muster_core::tool::ToolService;
+use serde_json::{Map, Value, json};
+
+use super::outcome::{Fragment, Halt};
+use super::record::Recorder;
+use super::run::Runner;
+use super::scope::Scope;
+use super::{RunWorkflow, WorkflowError, WorkflowResponse, input};
+use crate::plan::{Plan, StepKind};
+use crate::value_tree::LeafMode;
+
+/// How deeply workflows may call workflows (`workflow_a` → `workflow_b` → …).
+pub const MAX_WORKFLOW_DEPTH: u32 = 16;
+
+/// Runs workflows. Cheap to clone; clones share their collaborators.
+///
+/// Its collaborators are exactly a [`ToolService`] for effects and an [`ExecutionStore`] for
+/// durability (plus an optional [`EventSink`]).
+#[derive(Debug, Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    tools: ToolService,
+    store: Arc<dyn ExecutionStore>,
+    events: Option<Arc<dyn EventSink>>,
+    namespace: String,
+    max_depth: u32,
+}
+
+/// Builds an [`Engine`].
+#[derive(Debug)]
+#[must_use]
+pub struct EngineBuilder {
+    inner: Inner,
+}
+
+impl EngineBuilder {
+    /// Events go to `sink` (default: none).
+    pub fn events(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.inner.events = Some(sink);
+        self
+    }
+
+    /// The namespace events are recorded in (default `default`).
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.inner.namespace = namespace.into();
+        self
+    }
+
+    /// How deeply workflows may nest (default [`MAX_WORKFLOW_DEPTH`]).
+    pub fn max_depth(mut self, depth: u32) -> Self {
+        self.inner.max_depth = depth;
+        self
+    }
+
+    /// The engine.
+    pub fn build(self) -> Engine {
+        Engine {
+            inner: Arc::new(self.inner),
+        }
+    }
+}
+
+impl Engine {
+    /// An engine calling tools through `tools` and recording runs in `store`.
+    pub fn builder(tools: ToolService, store: Arc<dyn ExecutionStore>) -> EngineBuilder {
+        EngineBuilder {
+            inner: Inner {
+                tools,
+                store,
+                events: None,
+                namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
+                max_depth: MAX_WORKFLOW_DEPTH,
+            },
+        }
+    }
+
+    /// Runs a workflow to its end and answers with its response document.
+    ///
+    /// Failures of steps, templates and inputs are answered with a failure document
+    /// (`is_error`); only a run that cannot be recorded or nests too deeply is an `Err`.
+    pub async fn run(&self, req: RunWorkflow) -> Result<WorkflowResponse, WorkflowError> {
+        let inner = &self.inner;
+        if req.context.workflow_depth >= inner.max_depth {
+            return Err(WorkflowError::DepthExceeded {
+                limit: inner.max_depth,
+            });
+        }
+        let plan = req.plan;
+        let (validated, debug) = input::validate(&plan.args, req.arguments.clone());
+        let recorded_input = match &validated {
+            Ok(v) => v.clone(),
+            Err(_) => Value::Object(req.arguments.clone().unwrap_or_default()),
+        };
+        let id = inner
+            .store
+            .begin(NewExecution::now(plan.name(), recorded_input))
+            .await?;
+        let recorder = Recorder {
+            id: id.clone(),
+            store: Arc::clone(&inner.store),
+            events: inner.events.clone(),
+            workflow: plan.name().to_owned(),
+            namespace: inner.namespace.clone(),
+        };
+        recorder.event(
+            "WorkflowExecutionStarted",
+            false,
+            format!("Workflow {} execution {id} started", plan.name()),
+        );
+        let started = tokio::time::Instant::now();
+        let input = match validated {
+            Ok(input) => input,
+            Err(e) => {
+                let error = format!("input validation failed: {e}");
+                return self.fail_early(&recorder, error).await;
+            }
+        };
+        let runner = Runner {
+            tools: inner.tools.clone(),
+            recorder: recorder.clone(),
+            context: req.context,
+        };
+        let mut scope = Scope::new(input);
+        let mut run = runner.run_sequence(&plan.steps, &mut scope, "").await;
+        let (document, error) = match run.halt.take() {
+            Some(halt) => {
+                let handlers = run_on_failure(&runner, &plan, &mut scope).await;
+                run.entries.extend(handlers.entries);
+                match halt {
+                    Halt::Engine(e) => (json!({ "error": e }), Some(e)),
+                    Halt::Step { .. } => {
+                        let doc = default_document(&plan, &scope, &run, debug, "failed");
+                        (doc, Some(halt.message()))
+                    }
+                }
+            }
+            None => finish_document(&plan, &scope, &run, debug),
+        };
+        let elapsed = started.elapsed();
+        let is_error = error.is_some();
+        let response = WorkflowResponse::new(id.clone(), document, is_error);
+        let outcome = match &error {
+            Some(e) => ExecutionOutcome::Failed(e.clone()),
+            None => ExecutionOutcome::Completed(response.document.clone()),
+        };
+        inner.store.finish(&id, outcome, Utc::now()).await?;
+        match error {
+            Some(e) => recorder.event(
+                "WorkflowExecutionFailed",
+                true,
+                format!("Workflow {} failed: {e}", plan.name()),
+            ),
+            None => recorder.event(
+                "WorkflowExecutionCompleted",
+                false,
+                format!(
+                    "Workflow {} completed ({} steps) in {}ms",
+                    plan.name(),
+                    run.entries.len(),
+                    elapsed.as_millis()
+                ),
+            ),
+        }
+        Ok(response)
+    }
+
+    async fn fail_early(
+        &self,
+        recorder: &Recorder,
+        error: String,
+    ) -> Result<WorkflowResponse, WorkflowError> {
+        let response = WorkflowResponse::new(recorder.id.clone(), json!({ "error": error }), true);
+        self.inner
+            .store
+            .finish(
+                &recorder.id,
+                ExecutionOutcome::Failed(error.clone()),
+                Utc::now(),
+            )
+            .await?;
+        recorder.event(
+            "WorkflowExecutionFailed",
+            true,
+            format!("Workflow {} failed: {error}", recorder.workflow),
+        );
+        Ok(response)
+    }
+}
+
+impl tower::Service<RunWorkflow> for Engine {
+    type Response = WorkflowResponse;
+    type Error = WorkflowError;
+    type Future = BoxFuture<'static, Result<WorkflowResponse, WorkflowError>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: RunWorkflow) -> Self::Future {
+        let engine = self.clone();
+        Box::pin(async move { engine.run(req).await })
+    }
+}
+
+/// Runs the `onFailure` handlers one after another, each as if it allowed failure.
+async fn run_on_failure(runner: &Runner, plan: &Plan, scope: &mut Scope) -> Fragment {
+    let mut all = Fragment::default();
+    for handler in &plan.on_failure {
+        let mut fragment = runner.run_step(handler, scope, "").await;
+        scope.merge(&fragment.results);
+        for entry in &mut fragment.entries {
+            if entry.status == "failed" {
+                entry.allow_failure = true;
+                entry.error = None;
+            }
+        }
+        fragment.halt = None;
+        all.absorb(fragment);
+    }
+    all
+}
+
+/// The document of a run whose steps all finished: the output template when there is one,
+/// the default document otherwise. Returns the error text when the output template fails.
+fn finish_document(
+    plan: &Plan,
+    scope: &Scope,
+    run: &Fragment,
+    debug: bool,
+) -> (Value, Option<String>) {
+    let Some(output) = &plan.output else {
+        return (default_document(plan, scope, run, debug, "completed"), None);
+    };
+    let rendered = output.render(&scope.data(), LeafMode::Typed).map_err(|e| {
+        let at = if e.path.is_empty() {
+            "output".to_owned()
+        } else {
+            format!("output.{}", e.path)
+        };
+        format!("failed to render output template: {at}: {}", e.error)
+    });
+    match rendered {
+        Ok(Value::Object(rendered)) if !debug => (Value::Object(rendered), None),
+        Ok(rendered) if debug => {
+            let mut doc = default_document(plan, scope, run, true, "completed");
+            if let Value::Object(m) = &mut doc {
+                m.insert("output".into(), rendered);
+            }
+            (doc, None)
+        }
+        Ok(_) => output_failure(
+            plan,
+            scope,
+            run,
+            "output template must render to an object".to_owned(),
+        ),
+        Err(e) => output_failure(plan, scope, run, e),
+    }
+}
+
+fn output_failure(
+    plan: &Plan,
+    scope: &Scope,
+    run: &Fragment,
+    error: String,
+) -> (Value, Option<String>) {
+    let mut doc = default_document(plan, scope, run, true, "completed");
+    if let Value::Object(m) = &mut doc {
+        m.insert("output_error".into(), Value::String(error.clone()));
+    }
+    (doc, Some(error))
+}
+
+/// `{execution_id, input, status, steps[], template_vars, workflow}` plus, on success, the
+/// keys of the last step's object result when that step's output flag is off.
+fn default_document(
+    plan: &Plan,
+    scope: &Scope,
+    run: &Fragment,
+    debug: bool,
+    status: &str,
+) -> Value {
+    let mut doc = Map::new();
+    doc.insert("input".into(), (*scope.input).clone());
+    doc.insert("status".into(), json!(status));
+    doc.insert(
+        "steps".into(),
+        Value::Array(run.entries.iter().map(|e| e.to_json(debug)).collect()),
+    );
+    doc.insert("template_vars".into(), json!(template_vars(plan)));
+    doc.insert("workflow".into(), json!(plan.name()));
+    if status == "completed"
+        && let Some(last) = plan.steps.last()
+        && matches!(last.kind, StepKind::Tool { .. })
+        && !last.output
+        && let Some(Value::Object(result)) = scope.results.get(&last.id)
+        && run
+            .entries
+            .iter()
+            .rev()
+            .find(|e| e.id == last.id)
+            .is_some_and(|e| e.status == "completed")
+    {
+        for (k, v) in result {
+            if k != "execution_id" {
+                doc.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(doc)
+}
+
+fn template_vars(plan: &Plan) -> Vec<String> {
+    fn walk(steps: &[crate::plan::PlannedStep], out: &mut Vec<String>) {
+        for step in steps {
+            match &step.kind {
+                StepKind::Tool { args, .. } => args.input_references(out),
+                StepKind::ForEach { body, .. } => walk(body, out),
+                StepKind::Parallel(group) => walk(group, out),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&plan.steps, &mut out);
+    out
+}

@@ -1,0 +1,298 @@
+//! Running steps: one `match` over the step kinds.
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use muster_core::tool::{CallContext, ToolCall, ToolService};
+use rmcp::model::CallToolResult;
+use serde_json::Value;
+use tower::ServiceExt;
+
+use super::outcome::{Entry, Fragment, Halt, failure_result};
+use super::record::Recorder;
+use super::scope::Scope;
+use crate::plan::{PlannedStep, StepKind};
+use crate::value_tree::LeafMode;
+
+/// Runs the steps of one execution.
+#[derive(Debug, Clone)]
+pub(crate) struct Runner {
+    pub(crate) tools: ToolService,
+    pub(crate) recorder: Recorder,
+    pub(crate) context: CallContext,
+}
+
+/// A tool call that produced a result (which may report an error).
+#[derive(Debug)]
+pub(crate) struct ToolOutcome {
+    /// The first text content parsed as JSON, or the text, or the structured content.
+    pub(crate) value: Value,
+    pub(crate) is_error: bool,
+    /// The first text content, for error messages.
+    pub(crate) text: Option<String>,
+}
+
+impl Runner {
+    /// Calls a tool through the same service clients reach; a call that produced no result is
+    /// an `Err` with the message.
+    pub(crate) async fn call_tool(&self, name: &str, args: Value) -> Result<ToolOutcome, String> {
+        if self.context.cancellation.is_cancelled() {
+            return Err("workflow cancelled".to_owned());
+        }
+        let arguments = match args {
+            Value::Object(m) => Some(m),
+            Value::Null => None,
+            other => return Err(format!("arguments must be an object, got {other}")),
+        };
+        let mut context = self.context.clone();
+        context.workflow_depth += 1;
+        context.progress = None;
+        let call = ToolCall::new(name, arguments).with_context(context);
+        let result = self
+            .tools
+            .clone()
+            .oneshot(call)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(outcome_of(result))
+    }
+
+    /// Runs `steps` one after another against `scope`, merging each step's results before the
+    /// next; stops at the first halt.
+    pub(crate) async fn run_sequence(
+        &self,
+        steps: &[PlannedStep],
+        scope: &mut Scope,
+        suffix: &str,
+    ) -> Fragment {
+        let mut all = Fragment::default();
+        for step in steps {
+            let fragment = self.run_step(step, scope, suffix).await;
+            scope.merge(&fragment.results);
+            let halted = fragment.halt.is_some();
+            all.absorb(fragment);
+            if halted {
+                break;
+            }
+        }
+        all
+    }
+
+    /// Runs one step of any kind. `suffix` (e.g. `_2` or `_0_1`) names the loop iteration the
+    /// step runs in, for its execution record.
+    pub(crate) fn run_step<'a>(
+        &'a self,
+        step: &'a PlannedStep,
+        scope: &'a Scope,
+        suffix: &'a str,
+    ) -> BoxFuture<'a, Fragment> {
+        async move {
+            if self.context.cancellation.is_cancelled() {
+                return Fragment::halted(Halt::Engine("workflow cancelled".to_owned()));
+            }
+            let tool_name = match &step.kind {
+                StepKind::Tool { tool, .. } => tool.as_str(),
+                _ => "",
+            };
+            let condition = match &step.condition {
+                None => None,
+                Some(c) => match self.evaluate_condition(&step.id, c, scope).await {
+                    Ok(info) => Some(info),
+                    Err(halt) => return Fragment::halted(halt),
+                },
+            };
+            if let Some(info) = condition.as_ref().filter(|c| !c.passed) {
+                let stored_as = format!("{}{suffix}", step.id);
+                if let Err(e) = self
+                    .recorder
+                    .skipped(
+                        &step.id,
+                        &stored_as,
+                        Some(tool_name).filter(|t| !t.is_empty()),
+                    )
+                    .await
+                {
+                    return Fragment::halted(Halt::Engine(e));
+                }
+                return Fragment {
+                    entries: vec![Entry {
+                        id: step.id.clone(),
+                        tool: tool_name.to_owned(),
+                        status: "skipped",
+                        condition: Some(info.clone()),
+                        allow_failure: step.allow_failure,
+                        result: None,
+                        output: step.output,
+                        error: None,
+                    }],
+                    ..Fragment::default()
+                };
+            }
+            let mut fragment = match &step.kind {
+                StepKind::Tool {
+                    tool,
+                    args,
+                    paginate,
+                } => {
+                    self.run_tool_step(step, tool, args, paginate.as_ref(), scope, suffix)
+                        .await
+                }
+                StepKind::ForEach { .. } => self.run_for_each(step, scope, suffix).await,
+                StepKind::Parallel(group) => self.run_parallel(step, group, scope, suffix).await,
+            };
+            if let (Some(info), Some(first)) = (condition, fragment.entries.first_mut())
+                && first.id == step.id
+            {
+                first.condition = Some(info);
+            }
+            fragment
+        }
+        .boxed()
+    }
+
+    async fn run_tool_step(
+        &self,
+        step: &PlannedStep,
+        tool: &str,
+        args: &crate::value_tree::Node,
+        paginate: Option<&muster_core::resource::workflow::Paginate>,
+        scope: &Scope,
+        suffix: &str,
+    ) -> Fragment {
+        let args = match args.render(&scope.data(), LeafMode::Arguments) {
+            Ok(a) => a,
+            Err(e) => {
+                return Fragment::halted(Halt::Engine(format!(
+                    "failed to resolve arguments for step {}: failed to render arguments for argument '{}': {}",
+                    step.id, e.path, e.error
+                )));
+            }
+        };
+        let stored_as = format!("{}{suffix}", step.id);
+        let started = match self
+            .recorder
+            .start(&step.id, &stored_as, Some(tool), args.clone())
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => return Fragment::halted(Halt::Engine(e)),
+        };
+        let outcome = match paginate {
+            Some(p) => self.call_paginated(tool, args, p).await,
+            None => self.call_tool(tool, args).await.and_then(|o| {
+                if o.is_error {
+                    Err(o
+                        .text
+                        .unwrap_or_else(|| "tool returned an error".to_owned()))
+                } else {
+                    Ok(o.value)
+                }
+            }),
+        };
+        let outcome = outcome.and_then(|value| match &step.jq {
+            Some(q) => q
+                .run(&value, &scope.input, &scope.vars_value())
+                .map_err(|e| e.to_string()),
+            None => Ok(value),
+        });
+        let recorded = self
+            .recorder
+            .end(
+                &started,
+                outcome.as_ref().map_err(String::as_str),
+                step.allow_failure,
+            )
+            .await;
+        if let Err(e) = recorded {
+            return Fragment::halted(Halt::Engine(e));
+        }
+        self.report_progress(&step.id, outcome.is_ok());
+        let mut entry = Entry {
+            id: step.id.clone(),
+            tool: tool.to_owned(),
+            status: "completed",
+            condition: None,
+            allow_failure: step.allow_failure,
+            result: None,
+            output: step.output,
+            error: None,
+        };
+        match outcome {
+            Ok(value) => {
+                entry.result = Some(value.clone());
+                Fragment {
+                    results: vec![(step.id.clone(), value)],
+                    entries: vec![entry],
+                    ..Fragment::default()
+                }
+            }
+            Err(error) => {
+                entry.status = "failed";
+                let halt = (!step.allow_failure).then(|| {
+                    entry.error = Some(error.clone());
+                    Halt::Step {
+                        id: step.id.clone(),
+                        error: error.clone(),
+                    }
+                });
+                Fragment {
+                    results: vec![(step.id.clone(), failure_result(&error))],
+                    entries: vec![entry],
+                    halt,
+                    failed: true,
+                }
+            }
+        }
+    }
+
+    async fn run_parallel(
+        &self,
+        step: &PlannedStep,
+        group: &[PlannedStep],
+        scope: &Scope,
+        suffix: &str,
+    ) -> Fragment {
+        // Every sub-step sees the results as they were before the group.
+        let runs = group.iter().map(|sub| self.run_step(sub, scope, suffix));
+        let fragments = futures_util::future::join_all(runs).await;
+        let mut all = Fragment::default();
+        for fragment in fragments {
+            all.absorb(fragment);
+        }
+        if let Some(Halt::Step { .. }) = &all.halt
+            && step.allow_failure
+        {
+            all.halt = None;
+        }
+        all
+    }
+
+    fn report_progress(&self, step_id: &str, ok: bool) {
+        if let Some(sink) = &self.context.progress {
+            let status = if ok { "completed" } else { "failed" };
+            sink.report(muster_core::tool::ProgressUpdate {
+                progress: 0.0,
+                total: None,
+                message: Some(format!("step {step_id} {status}")),
+            });
+        }
+    }
+}
+
+/// Reads a tool result the way the original does.
+pub(crate) fn outcome_of(result: CallToolResult) -> ToolOutcome {
+    let text = result
+        .content
+        .iter()
+        .find_map(|c| c.as_text())
+        .map(|t| t.text.clone());
+    let value = match (&text, result.structured_content) {
+        (Some(t), _) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.clone())),
+        (None, Some(structured)) => structured,
+        (None, None) => Value::Null,
+    };
+    ToolOutcome {
+        value,
+        is_error: result.is_error.unwrap_or(false),
+        text,
+    }
+}
