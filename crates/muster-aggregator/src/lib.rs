@@ -19,3 +19,7 @@ pub mod core_tools;
 pub mod layers;
 pub mod meta_tools;
 pub mod naming;
+pub mod registry;
+#[cfg(feature = "server")]
+pub mod server;
+pub mod services;

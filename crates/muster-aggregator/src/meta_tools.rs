@@ -1,1 +1,122 @@
-//! The meta-tools clients see in `tools/list`. Not implemented yet.
+//! The meta-tools: the only tools muster registers on its MCP server (reference §1).
+//!
+//! Clients discover everything else with `list_tools`, `filter_tools`, `describe_tool` and
+//! `list_core_tools`, call it through `call_tool`, and reach downstream resources and prompts
+//! through the resource and prompt meta-tools. Every meta-tool answers with a single text
+//! content; JSON payloads are pretty-printed with two-space indentation and failures are a
+//! plain message with `isError: true`.
+//!
+//! [`MetaTools`] dispatches by name against the registry's current snapshot;
+//! [`definitions`] lists the eleven tools in their fixed order with their exact schemas.
+
+mod call_tool;
+mod describe_tool;
+mod filter_tools;
+mod list_core_tools;
+mod list_tools;
+mod prompts;
+mod reply;
+mod resources;
+mod schema;
+
+use std::sync::{Arc, LazyLock};
+
+use muster_core::tool::{CallContext, ToolService};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+pub use call_tool::envelope;
+
+use crate::registry::Registry;
+
+/// The meta-tools' names in `tools/list` order.
+pub const META_TOOL_NAMES: [&str; 11] = [
+    "list_tools",
+    "describe_tool",
+    "list_core_tools",
+    "filter_tools",
+    "call_tool",
+    "list_resources",
+    "describe_resource",
+    "get_resource",
+    "list_prompts",
+    "describe_prompt",
+    "get_prompt",
+];
+
+static DEFINITIONS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
+    vec![
+        list_tools::definition(),
+        describe_tool::definition(),
+        list_core_tools::definition(),
+        filter_tools::definition(),
+        call_tool::definition(),
+        resources::list_definition(),
+        resources::describe_definition(),
+        resources::get_definition(),
+        prompts::list_definition(),
+        prompts::describe_definition(),
+        prompts::get_definition(),
+    ]
+});
+
+/// The eleven meta-tools as `tools/list` returns them, in their fixed order.
+pub fn definitions() -> &'static [Tool] {
+    &DEFINITIONS
+}
+
+/// Whether `name` is a meta-tool.
+pub fn is_meta_tool(name: &str) -> bool {
+    META_TOOL_NAMES.contains(&name)
+}
+
+/// Runs meta-tools against a [`Registry`]: catalogue reads use the snapshot current at the
+/// time of the call, `call_tool` goes through the registry's routing service.
+#[derive(Debug, Clone)]
+pub struct MetaTools {
+    registry: Registry,
+    service: ToolService,
+}
+
+impl MetaTools {
+    /// Meta-tools over `registry`.
+    pub fn new(registry: Registry) -> Self {
+        let service = registry.service();
+        Self { registry, service }
+    }
+
+    /// The registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Runs the meta-tool `name`, or returns `None` when `name` is not a meta-tool.
+    /// `arguments` may be absent; `context` is handed to the tool `call_tool` calls.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        context: CallContext,
+    ) -> Option<CallToolResult> {
+        let args = arguments.unwrap_or_default();
+        if name == "call_tool" {
+            return Some(call_tool::run(self.service.clone(), &args, context).await);
+        }
+        let catalog = self.registry.snapshot();
+        Some(match name {
+            "list_tools" => list_tools::run(&catalog),
+            "describe_tool" => describe_tool::run(&catalog, &args),
+            "list_core_tools" => list_core_tools::run(&catalog, &args),
+            "filter_tools" => filter_tools::run(&catalog, &args),
+            "list_resources" => resources::list(&catalog),
+            "describe_resource" => resources::describe(&catalog, &args),
+            "get_resource" => resources::get(Arc::clone(&catalog), &args).await,
+            "list_prompts" => prompts::list(&catalog),
+            "describe_prompt" => prompts::describe(&catalog, &args),
+            "get_prompt" => prompts::get(Arc::clone(&catalog), &args).await,
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

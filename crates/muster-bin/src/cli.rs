@@ -26,12 +26,35 @@ pub(crate) struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Run the aggregator: serve MCP at http://<host>:<port>/mcp for the servers and
+    /// workflows of a config directory.
+    Serve(ServeArgs),
     /// Check config.yaml and every MCPServer and Workflow definition of a config directory.
     Validate(ValidateArgs),
     /// Write the JSON Schemas of config.yaml, MCPServer and Workflow files.
     Schema(SchemaArgs),
     /// Print the version.
     Version,
+}
+
+/// Arguments of `muster serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The config directory (`config.yaml`, `mcpservers/`, `workflows/`).
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_CONFIG_PATH)]
+    pub(crate) config_path: PathBuf,
+
+    /// Listen on this port instead of `aggregator.port`.
+    #[arg(long, value_name = "PORT")]
+    pub(crate) port: Option<u16>,
+
+    /// Log nothing to the console but errors.
+    #[arg(long)]
+    pub(crate) silent: bool,
+
+    /// Accepted for compatibility: destructive tools are not blocked.
+    #[arg(long, hide = true)]
+    pub(crate) yolo: bool,
 }
 
 /// Arguments of `muster validate`.

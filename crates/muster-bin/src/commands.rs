@@ -2,6 +2,7 @@
 
 mod paths;
 mod schema;
+mod serve;
 mod validate;
 mod version;
 
@@ -12,6 +13,7 @@ use crate::cli::Command;
 /// Runs a subcommand and returns the process exit code.
 pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Serve(args) => serve::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Version => Ok(version::run()),

@@ -31,36 +31,9 @@ pub(crate) fn parse_time(s: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 
 /// Parses a Go duration such as `1h30m`, `45s`, `500ms`.
 pub(crate) fn parse_go_duration(s: &str) -> Option<TimeDelta> {
-    let mut total = 0.0_f64;
-    let mut rest = s.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if num_end == 0 {
-            return None;
-        }
-        let n: f64 = rest[..num_end].parse().ok()?;
-        rest = &rest[num_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let factor = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += n * factor;
-        rest = &rest[unit_end..];
-    }
-    TimeDelta::try_milliseconds((total * 1000.0) as i64)
+    crate::backend::parse_go_duration(s)
+        .ok()
+        .and_then(|d| TimeDelta::from_std(d).ok())
 }
 
 impl CoreTools {

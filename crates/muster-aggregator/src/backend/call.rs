@@ -1,0 +1,195 @@
+//! The tool service of a backend: forwards a [`ToolCall`] to the server without loss
+//! (arguments, `_meta`, structured content, `isError`, every content kind), relays progress
+//! to the caller and sends `notifications/cancelled` when the caller gives up.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
+
+use muster_core::tool::{ToolCall, ToolError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, ErrorCode, RequestId, ResultType, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+
+use super::inner::{Connection, Inner};
+
+/// Why muster gave up on a call, as told to the server.
+const CANCELLED_BY_CALLER: &str = "cancelled by the caller";
+
+/// Maps a client error of a request to the server named `provider` to a [`ToolError`].
+pub(crate) fn tool_error(provider: &str, error: ServiceError) -> ToolError {
+    match error {
+        ServiceError::McpError(e) if e.code == ErrorCode::INVALID_PARAMS => {
+            ToolError::InvalidArguments {
+                message: e.message.into_owned(),
+            }
+        }
+        ServiceError::McpError(e) => ToolError::Failed {
+            message: e.message.into_owned(),
+            retryable: false,
+        },
+        ServiceError::Timeout { timeout } => ToolError::Timeout { after: timeout },
+        ServiceError::Cancelled { .. } => ToolError::Cancelled,
+        ServiceError::TransportClosed => ToolError::Backend {
+            provider: provider.to_owned(),
+            retryable: true,
+            source: "the connection to the server closed".into(),
+        },
+        other @ ServiceError::TransportSend(_) => ToolError::Backend {
+            provider: provider.to_owned(),
+            retryable: true,
+            source: Box::new(other),
+        },
+        other => ToolError::Backend {
+            provider: provider.to_owned(),
+            retryable: false,
+            source: Box::new(other),
+        },
+    }
+}
+
+/// The connection of a backend, or why there is none.
+pub(crate) fn live_connection(inner: &Weak<Inner>) -> Result<(Arc<Connection>, String), ToolError> {
+    let backend = inner.upgrade().ok_or_else(|| ToolError::Unavailable {
+        provider: String::from("backend"),
+        reason: "the backend was removed".to_owned(),
+    })?;
+    let s = backend.lock();
+    match &s.conn {
+        Some(conn) => Ok((conn.clone(), backend.name.clone())),
+        None => Err(ToolError::Unavailable {
+            provider: backend.name.clone(),
+            reason: format!("not connected (state {})", s.snapshot.state),
+        }),
+    }
+}
+
+/// Sends `notifications/cancelled` for a request unless disarmed; on drop it does so from a
+/// task, so a caller that drops the call future still frees the server.
+struct CancelGuard {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl CancelGuard {
+    fn params(id: RequestId) -> CancelledNotificationParam {
+        CancelledNotificationParam::new(Some(id), Some(CANCELLED_BY_CALLER.to_owned()))
+    }
+
+    async fn cancel_now(&mut self) {
+        if let Some(id) = self.id.take() {
+            let _ = self.peer.notify_cancelled(Self::params(id)).await;
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let peer = self.peer.clone();
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(Self::params(id)).await;
+            });
+        }
+    }
+}
+
+/// Calls one tool on a live connection.
+pub(crate) async fn forward(
+    conn: &Connection,
+    provider: &str,
+    call: ToolCall,
+) -> Result<CallToolResult, ToolError> {
+    let mut params = CallToolRequestParams::new(call.name.as_str().to_owned());
+    if let Some(arguments) = call.arguments {
+        params = params.with_arguments(arguments);
+    }
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = conn
+        .peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(|e| tool_error(provider, e))?;
+    let progress = call
+        .context
+        .progress
+        .clone()
+        .map(|sink| conn.progress.register(handle.progress_token.clone(), sink));
+    let mut guard = CancelGuard {
+        peer: conn.peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let response = tokio::select! {
+        biased;
+        () = call.context.cancellation.cancelled() => {
+            guard.cancel_now().await;
+            return Err(ToolError::Cancelled);
+        }
+        response = handle.await_response() => response,
+    };
+    guard.disarm();
+    if progress.is_some() {
+        // Notifications are handled on tasks of their own, so the last progress report can
+        // still be on its way when the response is here; let it through before unregistering.
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+    }
+    drop(progress);
+    match response.map_err(|e| tool_error(provider, e))? {
+        ServerResult::CallToolResult(mut result) => {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+            Ok(result)
+        }
+        ServerResult::EmptyResult(_) => {
+            let mut result = CallToolResult::success(Vec::new());
+            result.result_type = Some(ResultType::COMPLETE);
+            Ok(result)
+        }
+        ServerResult::InputRequiredResult(_) => Err(ToolError::failed(
+            "the server asked for more input, which muster does not relay yet",
+        )),
+        ServerResult::CreateTaskResult(_) => Err(ToolError::failed(
+            "the server answered with a task, which muster does not relay yet",
+        )),
+        _ => Err(ToolError::Backend {
+            provider: provider.to_owned(),
+            retryable: false,
+            source: "unexpected response to tools/call".into(),
+        }),
+    }
+}
+
+/// The tower service that calls a backend's tools; holds the backend weakly, so services
+/// handed out never keep a removed backend (or its process) alive.
+#[derive(Debug, Clone)]
+pub(crate) struct UpstreamCall {
+    pub(crate) inner: Weak<Inner>,
+}
+
+impl tower::Service<ToolCall> for UpstreamCall {
+    type Response = CallToolResult;
+    type Error = ToolError;
+    type Future = Pin<Box<dyn Future<Output = Result<CallToolResult, ToolError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, call: ToolCall) -> Self::Future {
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let (conn, provider) = live_connection(&inner)?;
+            forward(&conn, &provider, call).await
+        })
+    }
+}

@@ -1,0 +1,53 @@
+//! Streamable HTTP servers, through rmcp's client transport on a reqwest client of our own
+//! (TCP_NODELAY, connect timeout).
+
+use futures::future::BoxFuture;
+use std::time::Duration;
+
+use muster_core::resource::mcp_server::RemoteTransport;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio_util::sync::CancellationToken;
+
+use super::connect::{init_failure, serve};
+use super::failure::{Failure, FailureKind};
+use super::handler::UpstreamHandler;
+use super::headers::resolve_headers;
+use super::options::BackendOptions;
+
+/// The HTTP client of remote backends: no Nagle delay, connects bounded by `timeout`.
+pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, Failure> {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .connect_timeout(timeout)
+        .build()
+        .map_err(|e| Failure::new(FailureKind::Permanent, format!("building HTTP client: {e}")))
+}
+
+/// Connects and initializes a streamable-HTTP server.
+pub(crate) fn open<'a>(
+    remote: &'a RemoteTransport,
+    timeout: Duration,
+    options: &'a BackendOptions,
+    handler: UpstreamHandler,
+    ct: CancellationToken,
+) -> BoxFuture<'a, Result<RunningService<RoleClient, UpstreamHandler>, Failure>> {
+    Box::pin(open_inner(remote, timeout, options, handler, ct))
+}
+
+async fn open_inner(
+    remote: &RemoteTransport,
+    timeout: Duration,
+    options: &BackendOptions,
+    handler: UpstreamHandler,
+    ct: CancellationToken,
+) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
+    let headers = resolve_headers(remote, options).await?;
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(remote.url.as_str()).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::with_client(http_client(timeout)?, config);
+    serve(handler, transport, options, ct)
+        .await
+        .map_err(|e| init_failure(&e))
+}

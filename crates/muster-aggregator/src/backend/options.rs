@@ -1,0 +1,217 @@
+//! Settings every backend shares: backoff, health probe, protocol, Secret reader.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::backoff::Backoff;
+use super::connect::Connector;
+use super::go_duration::{DurationError, parse_go_duration};
+use super::secrets::SecretResolver;
+
+/// Environment variable with the first reconnect wait (Go duration, default `30s`).
+pub const ENV_INITIAL_BACKOFF: &str = "MUSTER_MCPSERVER_INITIAL_BACKOFF";
+/// Environment variable with the longest reconnect wait (Go duration, default `2m`).
+pub const ENV_MAX_BACKOFF: &str = "MUSTER_MCPSERVER_MAX_BACKOFF";
+
+/// Which lifecycle the client asks a server for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProtocolMode {
+    /// Try 2026-07-28 (`server/discover`) first and fall back to `initialize` with the newest
+    /// version the server knows.
+    #[default]
+    Auto,
+    /// Only the `initialize` handshake (up to 2025-11-25).
+    Initialize,
+}
+
+/// A variable of the environment that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {source}")]
+#[non_exhaustive]
+pub struct OptionsError {
+    /// The variable.
+    pub variable: &'static str,
+    /// Why its value is refused.
+    #[source]
+    pub source: DurationError,
+}
+
+/// Settings of backends; one value is usually shared by all of them. Cheap to clone.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct BackendOptions {
+    /// The reconnect backoff of remote servers.
+    pub backoff: Backoff,
+    /// How often connected servers are pinged; `None` turns the probe off.
+    pub health_interval: Option<Duration>,
+    /// The pause between stop and start of a restart.
+    pub restart_delay: Duration,
+    /// How long a stdio server may take to exit after `SIGTERM` before it is killed.
+    pub stop_grace: Duration,
+    /// How many bytes of a stdio server's stderr are kept for `lastError`.
+    pub stderr_tail_bytes: usize,
+    /// Which lifecycle to ask servers for.
+    pub protocol: ProtocolMode,
+    /// Reads `headersFrom` values; `None` in filesystem mode.
+    pub secrets: Option<Arc<dyn SecretResolver>>,
+    /// The namespace of the MCPServer, where `headersFrom` Secrets live.
+    pub namespace: String,
+    /// Opens the connection in place of the spec's transport (in-process servers, tests).
+    pub connector: Option<Arc<dyn Connector>>,
+}
+
+impl Default for BackendOptions {
+    fn default() -> Self {
+        Self {
+            backoff: Backoff::default(),
+            health_interval: Some(Duration::from_secs(30)),
+            restart_delay: Duration::from_millis(200),
+            stop_grace: Duration::from_secs(2),
+            stderr_tail_bytes: 4096,
+            protocol: ProtocolMode::Auto,
+            secrets: None,
+            namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
+            connector: None,
+        }
+    }
+}
+
+impl fmt::Debug for BackendOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackendOptions")
+            .field("backoff", &self.backoff)
+            .field("health_interval", &self.health_interval)
+            .field("restart_delay", &self.restart_delay)
+            .field("stop_grace", &self.stop_grace)
+            .field("stderr_tail_bytes", &self.stderr_tail_bytes)
+            .field("protocol", &self.protocol)
+            .field("secrets", &self.secrets.is_some())
+            .field("namespace", &self.namespace)
+            .field("connector", &self.connector)
+            .finish()
+    }
+}
+
+impl BackendOptions {
+    /// The defaults, with the backoff read from `MUSTER_MCPSERVER_INITIAL_BACKOFF` and
+    /// `MUSTER_MCPSERVER_MAX_BACKOFF` when they are set.
+    pub fn from_env() -> Result<Self, OptionsError> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// Like [`from_env`](Self::from_env), reading variables through `var`.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, OptionsError> {
+        let mut options = Self::default();
+        let read = |variable: &'static str| -> Result<Option<Duration>, OptionsError> {
+            match var(variable).filter(|v| !v.trim().is_empty()) {
+                None => Ok(None),
+                Some(v) => parse_go_duration(&v)
+                    .map(Some)
+                    .map_err(|source| OptionsError { variable, source }),
+            }
+        };
+        if let Some(initial) = read(ENV_INITIAL_BACKOFF)? {
+            options.backoff.initial = initial;
+        }
+        if let Some(max) = read(ENV_MAX_BACKOFF)? {
+            options.backoff.max = max;
+        }
+        Ok(options)
+    }
+
+    /// Sets the reconnect backoff.
+    #[must_use]
+    pub fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// Sets the health probe interval; `None` turns it off.
+    #[must_use]
+    pub fn with_health_interval(mut self, interval: Option<Duration>) -> Self {
+        self.health_interval = interval;
+        self
+    }
+
+    /// Sets the Secret reader for `headersFrom`.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Arc<dyn SecretResolver>) -> Self {
+        self.secrets = Some(secrets);
+        self
+    }
+
+    /// Sets the MCPServer's namespace.
+    #[must_use]
+    pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = namespace.into();
+        self
+    }
+
+    /// Sets the lifecycle asked for.
+    #[must_use]
+    pub fn with_protocol(mut self, protocol: ProtocolMode) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// Connects through `connector` in place of the spec's transport.
+    #[must_use]
+    pub fn with_connector(mut self, connector: Arc<dyn Connector>) -> Self {
+        self.connector = Some(connector);
+        self
+    }
+
+    /// Sets how long a stdio server may take to exit after `SIGTERM`.
+    #[must_use]
+    pub fn with_stop_grace(mut self, grace: Duration) -> Self {
+        self.stop_grace = grace;
+        self
+    }
+
+    /// Sets the pause between stop and start of a restart.
+    #[must_use]
+    pub fn with_restart_delay(mut self, delay: Duration) -> Self {
+        self.restart_delay = delay;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_from_variables() {
+        let o = BackendOptions::from_vars(|v| match v {
+            ENV_INITIAL_BACKOFF => Some("1s".to_owned()),
+            ENV_MAX_BACKOFF => Some("500ms".to_owned()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(
+            o.backoff,
+            Backoff::new(Duration::from_secs(1), Duration::from_millis(500))
+        );
+    }
+
+    #[test]
+    fn defaults_without_variables() {
+        let o = BackendOptions::from_vars(|_| None).unwrap();
+        assert_eq!(o.backoff, Backoff::default());
+        assert_eq!(o.backoff.delay(3), Duration::from_secs(120));
+        assert_eq!(o.health_interval, Some(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn a_bad_value_names_the_variable() {
+        let e = BackendOptions::from_vars(|v| (v == ENV_MAX_BACKOFF).then(|| "2x".to_owned()))
+            .unwrap_err();
+        assert_eq!(e.variable, ENV_MAX_BACKOFF);
+        assert_eq!(
+            e.to_string(),
+            "MUSTER_MCPSERVER_MAX_BACKOFF: invalid duration \"2x\": unknown unit"
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! Legacy HTTP+SSE servers (protocol 2024-11-05): `GET` opens an event stream whose first
+//! `endpoint` event names where to `POST` messages (relative or absolute); answers come back
+//! as `message` events. The stream ending closes the connection; reconnecting is a restart.
+
+use futures::future::BoxFuture;
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderName, HeaderValue};
+use muster_core::resource::mcp_server::RemoteTransport;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::Transport;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::connect::{init_failure, serve};
+use super::failure::facts_from_text;
+use super::failure::{Failure, FailureFacts, FailureKind, chain_messages, classify};
+use super::handler::UpstreamHandler;
+use super::headers::resolve_headers;
+use super::http::http_client;
+use super::options::BackendOptions;
+
+fn network_failure(context: &str, error: &reqwest::Error) -> Failure {
+    let mut facts = facts_from_text(&chain_messages(error));
+    facts.network |= error.is_connect() || error.is_timeout() || error.is_request();
+    facts.http_status = facts.http_status.or(error.status().map(|s| s.as_u16()));
+    Failure::new(classify(facts), format!("{context}: {error}")).with_http_status(facts.http_status)
+}
+
+/// Opens the event stream and waits for the `endpoint` event.
+pub(crate) async fn connect(
+    client: reqwest::Client,
+    url: &str,
+    headers: HashMap<HeaderName, HeaderValue>,
+) -> Result<SseTransport, Failure> {
+    let base = reqwest::Url::parse(url)
+        .map_err(|e| Failure::new(FailureKind::Permanent, format!("invalid url {url:?}: {e}")))?;
+    let mut request = client.get(base.clone()).header(ACCEPT, "text/event-stream");
+    for (name, value) in &headers {
+        request = request.header(name, value);
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|e| network_failure("opening the event stream", &e))?;
+    let status = response.status();
+    if !status.is_success() {
+        let facts = FailureFacts {
+            http_status: Some(status.as_u16()),
+            ..FailureFacts::default()
+        };
+        return Err(Failure::new(
+            classify(facts),
+            format!("HTTP {status} opening the event stream"),
+        )
+        .with_http_status(Some(status.as_u16())));
+    }
+    let mut events: EventStream = Box::pin(sse_stream::SseStream::from_bytes_stream(
+        response.bytes_stream(),
+    ));
+    let endpoint = loop {
+        match events.next().await {
+            None => {
+                return Err(Failure::new(
+                    FailureKind::Transient,
+                    "the event stream ended before the endpoint event",
+                ));
+            }
+            Some(Err(e)) => {
+                return Err(Failure::new(
+                    FailureKind::Transient,
+                    format!("reading the event stream: {e}"),
+                ));
+            }
+            Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
+                let data = event.data.unwrap_or_default();
+                break base.join(data.trim()).map_err(|e| {
+                    Failure::new(
+                        FailureKind::Permanent,
+                        format!("invalid endpoint {data:?}: {e}"),
+                    )
+                })?;
+            }
+            Some(Ok(_)) => {}
+        }
+    };
+    let (tx, rx) = mpsc::channel(64);
+    let reader = tokio::spawn(read_messages(events, tx));
+    Ok(SseTransport {
+        client,
+        endpoint,
+        headers: Arc::new(headers),
+        rx,
+        reader,
+    })
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
+
+/// Forwards `message` events until the stream or the transport ends.
+async fn read_messages(mut events: EventStream, tx: mpsc::Sender<ServerJsonRpcMessage>) {
+    while let Some(event) = events.next().await {
+        let Ok(event) = event else { break };
+        if event.event.as_deref().unwrap_or("message") != "message" {
+            continue;
+        }
+        let Some(data) = event.data.as_deref() else {
+            continue;
+        };
+        match serde_json::from_str::<ServerJsonRpcMessage>(data) {
+            Ok(message) => {
+                if tx.send(message).await.is_err() {
+                    return;
+                }
+            }
+            Err(error) => tracing::debug!(%error, "dropping an undecodable SSE message"),
+        }
+    }
+}
+
+/// The client side of a legacy SSE connection.
+pub(crate) struct SseTransport {
+    client: reqwest::Client,
+    endpoint: reqwest::Url,
+    headers: Arc<HashMap<HeaderName, HeaderValue>>,
+    rx: mpsc::Receiver<ServerJsonRpcMessage>,
+    reader: JoinHandle<()>,
+}
+
+impl Transport<RoleClient> for SseTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let client = self.client.clone();
+        let endpoint = self.endpoint.clone();
+        let headers = self.headers.clone();
+        async move {
+            let mut request = client
+                .post(endpoint)
+                .header(CONTENT_TYPE, "application/json")
+                .json(&item);
+            for (name, value) in headers.iter() {
+                request = request.header(name, value);
+            }
+            let response = request.send().await.map_err(std::io::Error::other)?;
+            let status = response.status();
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other(format!(
+                    "HTTP {status} posting to the message endpoint"
+                )))
+            }
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
+        self.rx.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.reader.abort();
+        Ok(())
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// Connects and initializes a legacy SSE server.
+pub(crate) fn open<'a>(
+    remote: &'a RemoteTransport,
+    timeout: Duration,
+    options: &'a BackendOptions,
+    handler: UpstreamHandler,
+    ct: CancellationToken,
+) -> BoxFuture<'a, Result<RunningService<RoleClient, UpstreamHandler>, Failure>> {
+    Box::pin(open_inner(remote, timeout, options, handler, ct))
+}
+
+async fn open_inner(
+    remote: &RemoteTransport,
+    timeout: Duration,
+    options: &BackendOptions,
+    handler: UpstreamHandler,
+    ct: CancellationToken,
+) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
+    let headers = resolve_headers(remote, options).await?;
+    let transport = connect(http_client(timeout)?, &remote.url, headers).await?;
+    serve(handler, transport, options, ct)
+        .await
+        .map_err(|e| init_failure(&e))
+}

@@ -1,0 +1,40 @@
+//! `list_tools`: every tool the caller can reach through `call_tool`, name and description.
+
+use rmcp::model::{CallToolResult, Tool};
+use serde::Serialize;
+
+use super::{reply, schema};
+use crate::registry::AggregatedCatalog;
+
+/// The definition in `tools/list`.
+pub(super) fn definition() -> Tool {
+    schema::tool(
+        "list_tools",
+        "List all available tools from connected MCP servers",
+        vec![],
+    )
+}
+
+#[derive(Serialize)]
+struct Response<'a> {
+    tools: Vec<Entry<'a>>,
+}
+
+#[derive(Serialize)]
+struct Entry<'a> {
+    name: &'a str,
+    description: &'a str,
+}
+
+/// `{"tools": [{"name", "description"}, ...]}` in catalogue order.
+pub(super) fn run(catalog: &AggregatedCatalog) -> CallToolResult {
+    let tools = catalog
+        .tools()
+        .iter()
+        .map(|t| Entry {
+            name: t.name(),
+            description: t.description(),
+        })
+        .collect();
+    reply::json(&Response { tools })
+}

@@ -1,0 +1,325 @@
+//! The live set of tool providers behind the aggregator, and the snapshot clients read.
+//!
+//! [`Registry`] has one writer side (the `upsert`/`remove`/`set_core` calls and a background
+//! task that follows every provider's [`revisions`](ToolProvider::revisions)) and cheap
+//! readers: [`Registry::snapshot`] hands out the current `Arc<AggregatedCatalog>`, which is
+//! rebuilt only when a provider or the backend set changes, never per request.
+//!
+//! Calls are routed by exposed name through [`Registry::service`] (reference §2.6):
+//!
+//! ```no_run
+//! # async fn demo(provider: std::sync::Arc<dyn muster_core::tool::ToolProvider>) {
+//! use muster_aggregator::registry::{BackendNaming, Registry};
+//! use muster_core::tool::ToolCall;
+//! use tower::ServiceExt;
+//!
+//! let registry = Registry::new();
+//! registry.upsert_backend("git", BackendNaming::default(), provider);
+//! let result = registry
+//!     .service()
+//!     .oneshot(ToolCall::new("x_git_status", None))
+//!     .await;
+//! # }
+//! ```
+
+mod build;
+mod catalog;
+mod route;
+mod watcher;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use muster_core::tool::{CallContext, ToolAvailability, ToolCall, ToolProvider, ToolService};
+use tokio::runtime::Handle;
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+pub use self::catalog::{
+    AggregatedCatalog, ExposedPrompt, ExposedResource, ExposedTool, ItemOrigin, LABELS_META_KEY,
+    ToolOrigin,
+};
+pub use crate::naming::{BackendNaming, FamilyDescriptions, NamingOptions};
+
+use self::build::BackendEntry;
+
+/// The live set of providers: MCP server backends under per-server or family names, and
+/// core providers under their own names.
+///
+/// Cheap to clone; clones share one registry. Create it inside a Tokio runtime: the
+/// background task that follows provider revisions is spawned on the current runtime (when
+/// there is none, it starts with the first change made inside one). The task stops when the
+/// last clone is dropped.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    inner: Arc<Inner>,
+}
+
+/// Configures a [`Registry`].
+#[derive(Debug, Clone, Default)]
+pub struct RegistryBuilder {
+    naming: NamingOptions,
+}
+
+#[derive(Debug)]
+struct Inner {
+    naming: NamingOptions,
+    state: Mutex<State>,
+    snapshot: watch::Sender<Arc<AggregatedCatalog>>,
+    generation: watch::Sender<u64>,
+    dirty: Arc<Notify>,
+    stop: CancellationToken,
+    rebuilder_started: AtomicBool,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    generation: u64,
+    backends: BTreeMap<String, Registered<BackendEntry>>,
+    cores: Vec<Registered<Arc<dyn ToolProvider>>>,
+}
+
+/// A provider plus the token that stops its revision watcher.
+#[derive(Debug)]
+struct Registered<T> {
+    value: T,
+    watch: CancellationToken,
+}
+
+impl<T> Drop for Registered<T> {
+    fn drop(&mut self) {
+        self.watch.cancel();
+    }
+}
+
+// === impl RegistryBuilder ===
+
+impl RegistryBuilder {
+    /// Sets the naming options (global prefix, home namespace, family policy).
+    #[must_use]
+    pub fn naming(mut self, naming: NamingOptions) -> Self {
+        self.naming = naming;
+        self
+    }
+
+    /// Builds the registry, empty.
+    pub fn build(self) -> Registry {
+        let (snapshot, _) = watch::channel(Arc::new(AggregatedCatalog::default()));
+        let (generation, _) = watch::channel(0);
+        let registry = Registry {
+            inner: Arc::new(Inner {
+                naming: self.naming,
+                state: Mutex::new(State::default()),
+                snapshot,
+                generation,
+                dirty: Arc::new(Notify::new()),
+                stop: CancellationToken::new(),
+                rebuilder_started: AtomicBool::new(false),
+            }),
+        };
+        registry.ensure_rebuilder();
+        registry
+    }
+}
+
+// === impl Registry ===
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Registry {
+    /// An empty registry with default naming (`x_` prefix, no home namespace).
+    pub fn new() -> Self {
+        Self::builder().build()
+    }
+
+    /// A builder.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// The naming options.
+    pub fn naming(&self) -> &NamingOptions {
+        &self.inner.naming
+    }
+
+    /// Adds or replaces the MCP server `server`; its tools are exposed under names derived
+    /// from `naming`, and calls reach `provider` under the server's own tool names.
+    pub fn upsert_backend(
+        &self,
+        server: &str,
+        naming: BackendNaming,
+        provider: Arc<dyn ToolProvider>,
+    ) {
+        let runtime = self.ensure_rebuilder();
+        let mut state = self.inner.lock();
+        let watch = self.watch(runtime.as_ref(), &provider);
+        state.backends.insert(
+            server.to_owned(),
+            Registered {
+                value: BackendEntry { naming, provider },
+                watch,
+            },
+        );
+        self.inner.rebuild(&mut state);
+    }
+
+    /// Removes the MCP server `server`; returns whether it was registered.
+    pub fn remove_backend(&self, server: &str) -> bool {
+        let mut state = self.inner.lock();
+        let removed = state.backends.remove(server).is_some();
+        if removed {
+            self.inner.rebuild(&mut state);
+        }
+        removed
+    }
+
+    /// Adds a core provider (core tools, workflow tools), whose names are exposed as they
+    /// are, after the ones already set; a provider with the same [`name`](ToolProvider::name)
+    /// is replaced in place.
+    pub fn set_core(&self, provider: Arc<dyn ToolProvider>) {
+        let runtime = self.ensure_rebuilder();
+        let mut state = self.inner.lock();
+        let watch = self.watch(runtime.as_ref(), &provider);
+        let entry = Registered {
+            value: provider,
+            watch,
+        };
+        match state
+            .cores
+            .iter()
+            .position(|c| c.value.name() == entry.value.name())
+        {
+            Some(i) => state.cores[i] = entry,
+            None => state.cores.push(entry),
+        }
+        self.inner.rebuild(&mut state);
+    }
+
+    /// Removes the core provider called `name`; returns whether it was set.
+    pub fn remove_core(&self, name: &str) -> bool {
+        let mut state = self.inner.lock();
+        let before = state.cores.len();
+        state.cores.retain(|c| c.value.name() != name);
+        let removed = state.cores.len() != before;
+        if removed {
+            self.inner.rebuild(&mut state);
+        }
+        removed
+    }
+
+    /// The names of the registered MCP servers, sorted.
+    pub fn backends(&self) -> Vec<String> {
+        self.inner.lock().backends.keys().cloned().collect()
+    }
+
+    /// Rebuilds the snapshot now from every provider's current catalog.
+    pub fn refresh(&self) {
+        let mut state = self.inner.lock();
+        self.inner.rebuild(&mut state);
+    }
+
+    /// The current snapshot. Cheap: an `Arc` clone.
+    pub fn snapshot(&self) -> Arc<AggregatedCatalog> {
+        self.inner.snapshot.borrow().clone()
+    }
+
+    /// The snapshot generation; changes whenever a new snapshot is published (for
+    /// `notifications/*/list_changed`).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.inner.generation.subscribe()
+    }
+
+    /// The service that calls any exposed tool by its exposed name, against the snapshot
+    /// current at the time of each call.
+    pub fn service(&self) -> ToolService {
+        let snapshots = self.inner.snapshot.subscribe();
+        ToolService::new(tower::service_fn(move |call: ToolCall| {
+            let catalog = snapshots.borrow().clone();
+            route::call(catalog, call)
+        }))
+    }
+
+    /// Starts the rebuild task if it is not running and a runtime is available; returns that
+    /// runtime.
+    fn ensure_rebuilder(&self) -> Option<Handle> {
+        let runtime = Handle::try_current().ok()?;
+        if !self.inner.rebuilder_started.swap(true, Ordering::AcqRel) {
+            let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+            watcher::spawn_rebuilder(
+                &runtime,
+                Arc::clone(&self.inner.dirty),
+                self.inner.stop.clone(),
+                move || match weak.upgrade() {
+                    Some(inner) => {
+                        let mut state = inner.lock();
+                        inner.rebuild(&mut state);
+                        true
+                    }
+                    None => false,
+                },
+            );
+        }
+        Some(runtime)
+    }
+
+    /// A token for a new revision watcher of `provider`, spawned when a runtime exists.
+    fn watch(
+        &self,
+        runtime: Option<&Handle>,
+        provider: &Arc<dyn ToolProvider>,
+    ) -> CancellationToken {
+        let token = self.inner.stop.child_token();
+        if let Some(runtime) = runtime {
+            watcher::spawn_revision_watcher(
+                runtime,
+                provider,
+                Arc::clone(&self.inner.dirty),
+                token.clone(),
+            );
+        }
+        token
+    }
+}
+
+impl ToolAvailability for Registry {
+    fn is_available(&self, tool: &str, _context: &CallContext) -> bool {
+        self.inner.snapshot.borrow().contains_tool(tool)
+    }
+}
+
+// === impl Inner ===
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Publishes a new snapshot of `state`. Runs with the state lock held, so snapshots are
+    /// published in the order the changes were made.
+    fn rebuild(&self, state: &mut State) {
+        state.generation += 1;
+        let backends: Vec<(&str, &BackendEntry)> = state
+            .backends
+            .iter()
+            .map(|(server, entry)| (server.as_str(), &entry.value))
+            .collect();
+        let cores: Vec<&Arc<dyn ToolProvider>> = state.cores.iter().map(|c| &c.value).collect();
+        let catalog = build::build(&self.naming, &backends, &cores, state.generation);
+        self.snapshot.send_replace(Arc::new(catalog));
+        self.generation.send_replace(state.generation);
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,257 @@
+//! The MCP front door: an rmcp [`ServerHandler`](rmcp::ServerHandler) that serves the
+//! eleven meta-tools, and the axum router that carries it.
+//!
+//! [`Aggregator::router`] serves:
+//!
+//! - `/mcp` (and, like the original, any other path): streamable HTTP, with sessions for
+//!   clients that `initialize` and stateless service for 2026-07-28 clients;
+//! - `GET /sse` + `POST /message?sessionId=`: the legacy HTTP+SSE transport (2024-11-05);
+//! - `GET /health`: `200 {"status":"ok"}`, never behind the Host check.
+//!
+//! The MCP endpoints refuse requests whose `Host` is not allowed (loopback names by
+//! default) with `403 Forbidden: invalid Host header "<host>"`, the DNS-rebinding guard.
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use muster_aggregator::registry::Registry;
+//! use muster_aggregator::server::Aggregator;
+//!
+//! let aggregator = Aggregator::builder(Registry::new()).version("1.2.3").build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8090").await?;
+//! aggregator.serve_tcp(listener, std::future::pending()).await
+//! # }
+//! ```
+
+mod handler;
+mod hosts;
+mod http;
+mod notify;
+mod progress;
+mod sse;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::serve::ListenerExt;
+use rmcp::model::Implementation;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use hosts::AllowedHosts;
+
+use crate::meta_tools::MetaTools;
+use crate::registry::Registry;
+
+/// The `serverInfo.name` muster answers `initialize` with.
+pub const SERVER_NAME: &str = "muster-aggregator";
+
+/// The version reported when none is configured.
+pub const DEFAULT_VERSION: &str = "dev";
+
+/// The legacy SSE stream's keep-alive interval.
+pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(30);
+
+/// The MCP server in front of a [`Registry`]. Cheap to clone; every MCP session gets a
+/// clone.
+#[derive(Debug, Clone)]
+pub struct Aggregator {
+    inner: Arc<Inner>,
+}
+
+/// Configures an [`Aggregator`].
+#[derive(Debug)]
+pub struct AggregatorBuilder {
+    registry: Registry,
+    name: String,
+    version: String,
+    allowed_hosts: AllowedHosts,
+    sse_keep_alive: Duration,
+    shutdown: Option<CancellationToken>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    meta: MetaTools,
+    implementation: Implementation,
+    allowed_hosts: AllowedHosts,
+    sse_keep_alive: Duration,
+    /// Ends every session and stream when cancelled.
+    shutdown: CancellationToken,
+    peers: notify::Peers,
+    notifier_started: AtomicBool,
+    /// Stops the list-changed notifier when the aggregator is gone.
+    notifier_stop: CancellationToken,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.notifier_stop.cancel();
+    }
+}
+
+// === impl AggregatorBuilder ===
+
+impl AggregatorBuilder {
+    /// Sets `serverInfo.name` (default `muster-aggregator`).
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Sets `serverInfo.version` (default `dev`; an empty version also means `dev`).
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// Sets the hosts the MCP endpoints accept in `Host` (default: `localhost`,
+    /// `127.0.0.1`, `::1`). An entry may carry a port (`example.com:8080`); `*` accepts any
+    /// host, which is what a server bound to a non-loopback address behind a proxy needs.
+    #[must_use]
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = AllowedHosts::from_entries(hosts);
+        self
+    }
+
+    /// Sets the keep-alive interval of legacy SSE streams (default 30 s).
+    #[must_use]
+    pub fn sse_keep_alive(mut self, interval: Duration) -> Self {
+        self.sse_keep_alive = interval;
+        self
+    }
+
+    /// Uses `token` to end every session and stream: cancel it when shutting down, or
+    /// graceful shutdown waits for clients holding streams open.
+    /// [`Aggregator::serve_tcp`] cancels it itself.
+    #[must_use]
+    pub fn cancellation_token(mut self, token: CancellationToken) -> Self {
+        self.shutdown = Some(token);
+        self
+    }
+
+    /// Builds the aggregator.
+    pub fn build(self) -> Aggregator {
+        let version = if self.version.is_empty() {
+            DEFAULT_VERSION.to_owned()
+        } else {
+            self.version
+        };
+        let aggregator = Aggregator {
+            inner: Arc::new(Inner {
+                meta: MetaTools::new(self.registry),
+                implementation: Implementation::new(self.name, version),
+                allowed_hosts: self.allowed_hosts,
+                sse_keep_alive: self.sse_keep_alive,
+                shutdown: self.shutdown.unwrap_or_default(),
+                peers: notify::Peers::default(),
+                notifier_started: AtomicBool::new(false),
+                notifier_stop: CancellationToken::new(),
+            }),
+        };
+        aggregator.ensure_notifier();
+        aggregator
+    }
+}
+
+// === impl Aggregator ===
+
+impl Aggregator {
+    /// A builder over `registry`.
+    pub fn builder(registry: Registry) -> AggregatorBuilder {
+        AggregatorBuilder {
+            registry,
+            name: SERVER_NAME.to_owned(),
+            version: DEFAULT_VERSION.to_owned(),
+            allowed_hosts: AllowedHosts::default(),
+            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
+            shutdown: None,
+        }
+    }
+
+    /// The registry behind the meta-tools.
+    pub fn registry(&self) -> &Registry {
+        self.inner.meta.registry()
+    }
+
+    /// The meta-tools.
+    pub fn meta_tools(&self) -> &MetaTools {
+        &self.inner.meta
+    }
+
+    /// The token whose cancellation ends every session and stream.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.shutdown.clone()
+    }
+
+    /// The axum router with `/mcp` (streamable HTTP), `/sse` + `/message` (legacy SSE) and
+    /// `/health`.
+    pub fn router(&self) -> Router {
+        self.ensure_notifier();
+        http::router(self)
+    }
+
+    /// Serves [`router`](Self::router) on `listener` until `shutdown` completes, then
+    /// cancels the [cancellation token](Self::cancellation_token) and finishes gracefully.
+    ///
+    /// # Errors
+    ///
+    /// When the listener fails.
+    pub async fn serve_tcp(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let token = self.cancellation_token();
+        let signal = async move {
+            shutdown.await;
+            token.cancel();
+        };
+        serve(listener, self.router(), signal).await
+    }
+
+    /// Starts the task that tells connected sessions about catalog changes, once, when a
+    /// runtime is available.
+    fn ensure_notifier(&self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        if !self.inner.notifier_started.swap(true, Ordering::AcqRel) {
+            notify::spawn_notifier(
+                self.inner.peers.clone(),
+                self.registry().changes(),
+                self.inner.notifier_stop.clone(),
+            );
+        }
+    }
+}
+
+/// Serves `router` on `listener` with `TCP_NODELAY` on every accepted socket (without it,
+/// small responses wait for the peer's delayed ACK, about 40 ms each), until `shutdown`
+/// completes; then stops accepting and waits for open connections to finish.
+///
+/// # Errors
+///
+/// When the listener fails.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

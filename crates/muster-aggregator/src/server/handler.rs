@@ -1,0 +1,94 @@
+//! The rmcp [`ServerHandler`]: `tools/list` answers the meta-tools, `tools/call` runs them.
+
+use muster_core::tool::{CallContext, SessionId};
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+
+use super::Aggregator;
+use super::progress::Relay;
+use crate::meta_tools;
+
+/// The header carrying the streamable HTTP session id.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+impl ServerHandler for Aggregator {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .build();
+        ServerConfig::new(capabilities).with_server_info(self.inner.implementation.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            meta_tools::definitions().to_vec(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        if !meta_tools::is_meta_tool(name) {
+            return Err(ErrorData::invalid_params(
+                format!("tool '{name}' not found: tool not found"),
+                None,
+            ));
+        }
+        let relay = Relay::start(&context);
+        let call_context = CallContext {
+            session: session_of(&context),
+            progress: relay.as_ref().map(Relay::sink),
+            cancellation: context.ct.child_token(),
+            ..CallContext::default()
+        };
+        let call = self.inner.meta.call(name, request.arguments, call_context);
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("request cancelled", None));
+            }
+        };
+        if let Some(relay) = relay {
+            relay.finish().await;
+        }
+        match result {
+            Some(result) => Ok(result.into()),
+            None => Err(ErrorData::invalid_params(
+                format!("tool '{name}' not found: tool not found"),
+                None,
+            )),
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.inner.peers.register(context.peer);
+    }
+}
+
+/// The session a request belongs to: its `mcp-session-id`, else `default-user`.
+fn session_of(context: &RequestContext<RoleServer>) -> SessionId {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.headers.get(SESSION_HEADER))
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| !id.is_empty())
+        .map(SessionId::new)
+        .unwrap_or_default()
+}

@@ -1,0 +1,66 @@
+//! The axum router: which path serves what, and the small HTTP-level adjustments.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use rmcp::transport::StreamableHttpServerConfig;
+use rmcp::transport::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use super::{Aggregator, hosts, sse};
+
+/// The router of `aggregator`.
+pub(super) fn router(aggregator: &Aggregator) -> Router {
+    let factory = aggregator.clone();
+    // The Host check is ours (with the original's wording), so rmcp's own is turned off.
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_cancellation_token(aggregator.inner.shutdown.child_token());
+    let mcp = StreamableHttpService::new(
+        move || Ok(factory.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+
+    let mcp_routes = Router::new()
+        .route_service("/mcp", mcp.clone())
+        .route("/sse", get(sse::connect))
+        .route("/message", post(sse::message))
+        // Like the original, the MCP handler answers on any other path too.
+        .fallback_service(mcp)
+        .with_state(sse::SseState::new(aggregator.clone()))
+        .layer(middleware::from_fn(session_delete_no_content))
+        .layer(middleware::from_fn_with_state(
+            aggregator.inner.allowed_hosts.clone(),
+            hosts::guard,
+        ));
+    Router::new()
+        .route("/health", get(health))
+        .merge(mcp_routes)
+}
+
+/// `GET /health`.
+async fn health() -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        r#"{"status":"ok"}"#,
+    )
+        .into_response()
+}
+
+/// Answers a session `DELETE` with 204 instead of rmcp's 202: the Python SDK accepts only
+/// 200, 204 or 405 there and logs an error otherwise.
+async fn session_delete_no_content(request: Request, next: Next) -> Response {
+    let delete = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}

@@ -1,0 +1,217 @@
+//! The running services: one [`Backend`] per MCPServer, registered with the [`Registry`],
+//! their status written back to the definition store, and the MCPServer reconciler that
+//! starts, restarts and stops them as definitions change.
+
+mod control;
+mod reconcile;
+mod sync;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use chrono::{DateTime, Utc};
+use muster_core::event::{Event, EventSink, EventType};
+use muster_core::resource::mcp_server::McpServerSpec;
+use muster_core::resource::{McpServer, ValidationContext};
+use muster_core::store::ResourceStore;
+
+pub use control::AGGREGATOR_SERVICE;
+pub use reconcile::McpServerReconciler;
+
+use crate::backend::{Backend, BackendOptions};
+use crate::naming::BackendNaming;
+use crate::registry::Registry;
+
+/// Where the aggregator itself listens, for the `mcp-aggregator` service entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AggregatorEndpoint {
+    /// The host.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// The MCP endpoint URL.
+    pub endpoint: String,
+}
+
+/// The set of running services. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Services {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    registry: Registry,
+    options: BackendOptions,
+    store: Arc<dyn ResourceStore<McpServer>>,
+    events: Option<Arc<dyn EventSink>>,
+    namespace: String,
+    validation: ValidationContext,
+    aggregator: AggregatorEndpoint,
+    backends: Mutex<BTreeMap<String, Running>>,
+}
+
+/// A backend with the bookkeeping its definition needs.
+#[derive(Debug, Clone)]
+struct Running {
+    backend: Backend,
+    /// The `spec.restartRequestedAt` already processed.
+    restart_processed: Option<DateTime<Utc>>,
+    /// Stops the status-sync task of this backend.
+    stop_sync: tokio_util::sync::CancellationToken,
+}
+
+/// Builds [`Services`].
+#[derive(Debug)]
+#[must_use]
+pub struct ServicesBuilder {
+    inner: Inner,
+}
+
+impl ServicesBuilder {
+    /// Events about servers go to `sink`.
+    pub fn events(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.inner.events = Some(sink);
+        self
+    }
+
+    /// The namespace of the definitions (default `default`).
+    pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.inner.namespace = namespace.into();
+        self
+    }
+
+    /// The rules definitions are checked with before a server starts (default: filesystem).
+    pub fn validation(mut self, ctx: ValidationContext) -> Self {
+        self.inner.validation = ctx;
+        self
+    }
+
+    /// Where the aggregator listens.
+    pub fn aggregator(mut self, endpoint: AggregatorEndpoint) -> Self {
+        self.inner.aggregator = endpoint;
+        self
+    }
+
+    /// The services.
+    pub fn build(self) -> Services {
+        Services {
+            inner: Arc::new(self.inner),
+        }
+    }
+}
+
+impl Services {
+    /// Services whose backends use `options`, registered with `registry`, with status written
+    /// through `store`.
+    pub fn builder(
+        registry: Registry,
+        options: BackendOptions,
+        store: Arc<dyn ResourceStore<McpServer>>,
+    ) -> ServicesBuilder {
+        ServicesBuilder {
+            inner: Inner {
+                registry,
+                options,
+                store,
+                events: None,
+                namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
+                validation: ValidationContext::filesystem(),
+                aggregator: AggregatorEndpoint::default(),
+                backends: Mutex::default(),
+            },
+        }
+    }
+
+    /// The registry the backends are registered with.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The backend of `name`, if a service exists for it.
+    pub fn backend(&self, name: &str) -> Option<Backend> {
+        self.backends().get(name).map(|r| r.backend.clone())
+    }
+
+    /// Stops every service (on shutdown): children are killed and reaped.
+    pub async fn stop_all(&self) {
+        let all: Vec<Running> = self.backends().values().cloned().collect();
+        let stops = all.iter().map(|r| {
+            r.stop_sync.cancel();
+            r.backend.stop()
+        });
+        futures::future::join_all(stops).await;
+    }
+
+    fn backends(&self) -> MutexGuard<'_, BTreeMap<String, Running>> {
+        self.inner
+            .backends
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn event(&self, name: &str, reason: &str, warning: bool, message: String) {
+        if let Some(sink) = &self.inner.events {
+            let type_ = if warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            };
+            sink.record(Event::new(
+                "MCPServer",
+                name,
+                &self.inner.namespace,
+                reason,
+                type_,
+                message,
+            ));
+        }
+    }
+
+    /// Creates the service of `name` from `spec`, registers it and starts its status sync.
+    /// Replaces (and stops) an existing one.
+    fn create(
+        &self,
+        name: &str,
+        spec: McpServerSpec,
+        restart_processed: Option<DateTime<Utc>>,
+    ) -> Backend {
+        let backend = Backend::new(name, spec.clone(), self.inner.options.clone());
+        let naming = BackendNaming {
+            namespace: Some(self.inner.namespace.clone()),
+            tool_prefix: spec.tool_prefix.clone(),
+            family: spec.family.clone(),
+        };
+        self.inner
+            .registry
+            .upsert_backend(name, naming, Arc::new(backend.clone()));
+        let stop_sync = tokio_util::sync::CancellationToken::new();
+        let running = Running {
+            backend: backend.clone(),
+            restart_processed,
+            stop_sync: stop_sync.clone(),
+        };
+        let previous = self.backends().insert(name.to_owned(), running);
+        if let Some(old) = previous {
+            old.stop_sync.cancel();
+            let old = old.backend;
+            tokio::spawn(async move { old.stop().await });
+        }
+        sync::spawn(self.clone(), name.to_owned(), backend.clone(), stop_sync);
+        backend
+    }
+
+    /// Stops and forgets the service of `name`; returns whether one existed.
+    async fn remove(&self, name: &str) -> bool {
+        let removed = self.backends().remove(name);
+        self.inner.registry.remove_backend(name);
+        match removed {
+            Some(r) => {
+                r.stop_sync.cancel();
+                r.backend.stop().await;
+                true
+            }
+            None => false,
+        }
+    }
+}

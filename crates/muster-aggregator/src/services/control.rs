@@ -1,0 +1,173 @@
+//! [`ServiceControl`] over the running services: what the `core_service_*` tools see.
+
+use async_trait::async_trait;
+use muster_core::resource::ObjectKey;
+use muster_core::resource::mcp_server::McpServerDefinition;
+use serde_json::{Map, Value, json};
+
+use super::Services;
+use crate::backend::{Backend, BackendError, ServiceState};
+use crate::core_tools::{ServiceControl, ServiceStatus, StartOutcome, StopOutcome};
+
+/// The name of the aggregator's own service entry.
+pub const AGGREGATOR_SERVICE: &str = "mcp-aggregator";
+
+fn backend_status(backend: &Backend) -> ServiceStatus {
+    let snap = backend.snapshot();
+    let def = McpServerDefinition::from(backend.spec().clone());
+    let mut meta = Map::new();
+    meta.insert("name".into(), json!(snap.name));
+    meta.insert("type".into(), json!(snap.server_type.as_str()));
+    meta.insert("state".into(), json!(snap.state.as_str()));
+    meta.insert("health".into(), json!(snap.health));
+    meta.insert("autoStart".into(), json!(def.auto_start.unwrap_or(false)));
+    for (key, value) in [
+        ("command", def.command.map(|v| json!(v))),
+        ("args", def.args.map(|v| json!(v))),
+        ("url", def.url.map(|v| json!(v))),
+        ("env", def.env.map(|v| json!(v))),
+        ("headers", def.headers.map(|v| json!(v))),
+        ("description", def.description.map(|v| json!(v))),
+        ("toolPrefix", def.tool_prefix.map(|v| json!(v))),
+        (
+            "family",
+            def.family.and_then(|v| serde_json::to_value(v).ok()),
+        ),
+        ("auth", def.auth.and_then(|v| serde_json::to_value(v).ok())),
+        ("error", snap.last_error.clone().map(|v| json!(v))),
+        ("lastAttempt", snap.last_attempt.map(|v| json!(v))),
+        ("nextRetryAfter", snap.next_retry_after.map(|v| json!(v))),
+    ] {
+        if let Some(v) = value {
+            meta.insert(key.into(), v);
+        }
+    }
+    meta.insert("timeout".into(), json!(backend.spec().timeout().as_secs()));
+    meta.insert("clientReady".into(), json!(snap.client_ready));
+    meta.insert(
+        "consecutiveFailures".into(),
+        json!(snap.consecutive_failures),
+    );
+    ServiceStatus {
+        name: snap.name.clone(),
+        service_type: "MCPServer".to_owned(),
+        state: snap.state.as_str().to_owned(),
+        health: serde_json::to_value(snap.health)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "unknown".to_owned()),
+        error: snap.last_error,
+        metadata: Value::Object(meta),
+    }
+}
+
+impl Services {
+    fn aggregator_status(&self) -> ServiceStatus {
+        let catalog = self.inner.registry.snapshot();
+        let backends: Vec<Backend> = self
+            .backends()
+            .values()
+            .map(|r| r.backend.clone())
+            .collect();
+        let connected = backends
+            .iter()
+            .filter(|b| b.snapshot().state.is_active())
+            .count();
+        let agg = &self.inner.aggregator;
+        ServiceStatus {
+            name: AGGREGATOR_SERVICE.to_owned(),
+            service_type: "Aggregator".to_owned(),
+            state: "running".to_owned(),
+            health: "healthy".to_owned(),
+            error: None,
+            metadata: json!({
+                "service_type": "aggregator",
+                "host": agg.host,
+                "port": agg.port,
+                "endpoint": agg.endpoint,
+                "tools": catalog.tools().len(),
+                "resources": catalog.resources().len(),
+                "prompts": catalog.prompts().len(),
+                "servers_total": backends.len(),
+                "servers_connected": connected,
+            }),
+        }
+    }
+
+    /// The backend of `name`, creating the service from its definition on first use.
+    async fn backend_or_register(&self, name: &str) -> Result<Backend, String> {
+        if let Some(b) = self.backend(name) {
+            return Ok(b);
+        }
+        let key = ObjectKey::new(&self.inner.namespace, name);
+        match self.inner.store.get(&key).await {
+            Ok(Some(obj)) => {
+                obj.spec
+                    .validate(&self.inner.validation)
+                    .map_err(|e| e.to_string())?;
+                Ok(self.create(name, obj.spec.clone(), obj.spec.restart_requested_at))
+            }
+            Ok(None) => Err(format!("service {name} not found")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+#[async_trait]
+impl ServiceControl for Services {
+    async fn list(&self) -> Vec<ServiceStatus> {
+        let backends: Vec<Backend> = self
+            .backends()
+            .values()
+            .map(|r| r.backend.clone())
+            .collect();
+        let mut all: Vec<ServiceStatus> = backends.iter().map(backend_status).collect();
+        all.push(self.aggregator_status());
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    async fn status(&self, name: &str) -> Option<ServiceStatus> {
+        if name == AGGREGATOR_SERVICE {
+            return Some(self.aggregator_status());
+        }
+        self.backend(name).map(|b| backend_status(&b))
+    }
+
+    async fn start(&self, name: &str) -> Result<StartOutcome, String> {
+        let backend = self.backend_or_register(name).await?;
+        if backend.snapshot().state.is_active() {
+            return Ok(StartOutcome::AlreadyRunning);
+        }
+        match backend.start().await {
+            Ok(()) => Ok(StartOutcome::Started),
+            Err(BackendError::AlreadyRunning { .. }) => Ok(StartOutcome::AlreadyRunning),
+            Err(BackendError::AuthRequired { .. }) => Ok(StartOutcome::AuthRequired),
+            Err(e) => Err(format!("failed to start service {name}: {e}")),
+        }
+    }
+
+    async fn stop(&self, name: &str) -> Result<StopOutcome, String> {
+        let Some(backend) = self.backend(name) else {
+            return Err(format!("service {name} not found"));
+        };
+        if matches!(
+            backend.snapshot().state,
+            ServiceState::Stopped | ServiceState::Disconnected
+        ) {
+            return Ok(StopOutcome::AlreadyStopped);
+        }
+        backend.stop().await;
+        Ok(StopOutcome::Stopped)
+    }
+
+    async fn restart(&self, name: &str) -> Result<(), String> {
+        let Some(backend) = self.backend(name) else {
+            return Err(format!("service {name} not found"));
+        };
+        match backend.restart().await {
+            Ok(()) | Err(BackendError::AuthRequired { .. }) => Ok(()),
+            Err(e) => Err(format!("failed to restart service {name}: {e}")),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! `muster serve`: composes the stores, the services, the tool providers and the MCP front
+//! door for filesystem mode, and runs them until SIGINT or SIGTERM.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use muster_aggregator::backend::BackendOptions;
+use muster_aggregator::core_tools::CoreTools;
+use muster_aggregator::naming::NamingOptions;
+use muster_aggregator::registry::Registry;
+use muster_aggregator::server::Aggregator;
+use muster_aggregator::services::{AggregatorEndpoint, McpServerReconciler, Services};
+use muster_core::resource::execution::RetentionPolicy;
+use muster_core::resource::{McpServer, Workflow};
+use muster_core::store::{ExecutionStore, ResourceStore};
+use muster_core::{EventLog, EventSink};
+use muster_fs::driver::Driver;
+use muster_fs::{ConfigDir, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout};
+use muster_workflow::{Engine, WorkflowReconciler, WorkflowTools};
+
+use super::paths::expand_home;
+use crate::cli::ServeArgs;
+
+/// How often expired execution records are pruned.
+const RETENTION_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// Runs the server until a shutdown signal.
+pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(args))
+}
+
+async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let root = expand_home(&args.config_path);
+    std::fs::create_dir_all(&root)
+        .with_context(|| format!("cannot create config directory {}", root.display()))?;
+    let layout = Layout::new(&root);
+    let loaded = ConfigDir::new(&root)
+        .load()
+        .context("cannot read the config directory")?;
+    if let Err(e) = &loaded.config.result {
+        bail!("{e}");
+    }
+    let mut config = loaded.config_or_default();
+    if config.kubernetes {
+        bail!(
+            "config.yaml sets kubernetes: true, but this muster runs in filesystem mode only; \
+             set kubernetes: false (or remove it) to serve {}",
+            root.display()
+        );
+    }
+    if let Some(port) = args.port {
+        config.aggregator.port = port;
+    }
+    for problem in loaded.mcp_servers.iter().filter_map(|l| l.error()) {
+        tracing::warn!(%problem, "MCPServer definition skipped");
+    }
+    for problem in loaded.workflows.iter().filter_map(|l| l.error()) {
+        tracing::warn!(%problem, "Workflow definition skipped");
+    }
+    let namespace = config.namespace().to_owned();
+
+    // Stores.
+    let events = Arc::new(FsEventLog::in_config_dir(&layout).context("cannot open the event log")?);
+    let mcpservers: Arc<dyn ResourceStore<McpServer>> = Arc::new(
+        FsStore::<McpServer>::builder(&root)
+            .namespace(&namespace)
+            .build(),
+    );
+    let workflows: Arc<dyn ResourceStore<Workflow>> = Arc::new(
+        FsStore::<Workflow>::builder(&root)
+            .namespace(&namespace)
+            .build(),
+    );
+    let (executions, report) = FsExecutionStore::open_in(&layout)
+        .await
+        .context("cannot open the execution records")?;
+    if !report.recovered.is_empty() {
+        tracing::warn!(
+            count = report.recovered.len(),
+            "executions interrupted by a previous stop were marked failed"
+        );
+    }
+    let executions: Arc<dyn ExecutionStore> = Arc::new(executions);
+
+    // Services and tools.
+    let mut naming = NamingOptions::default();
+    naming.muster_prefix = config.aggregator.muster_prefix.clone();
+    let registry = Registry::builder().naming(naming).build();
+    let options = BackendOptions::from_env()?.with_namespace(&namespace);
+    let endpoint = config.aggregator.endpoint();
+    let services = Services::builder(registry.clone(), options, mcpservers.clone())
+        .events(events.clone() as Arc<dyn EventSink>)
+        .namespace(&namespace)
+        .aggregator(AggregatorEndpoint {
+            host: config.aggregator.host.clone(),
+            port: config.aggregator.port,
+            endpoint: endpoint.clone(),
+        })
+        .build();
+    let config_store = Arc::new(FsConfigStore::new(&layout, config.clone()));
+    let core = CoreTools::builder(mcpservers.clone(), config_store, Arc::new(services.clone()))
+        .events(events.clone() as Arc<dyn EventLog>)
+        .namespace(&namespace)
+        .build();
+    let engine = Engine::builder(registry.service(), executions.clone())
+        .events(events.clone() as Arc<dyn EventSink>)
+        .namespace(&namespace)
+        .build();
+    let workflow_tools = WorkflowTools::builder(
+        workflows.clone(),
+        executions.clone(),
+        engine,
+        Arc::new(registry.clone()),
+    )
+    .events(events.clone() as Arc<dyn EventSink>)
+    .namespace(&namespace)
+    .build();
+    workflow_tools
+        .refresh()
+        .await
+        .context("cannot list workflows")?;
+    tokio::spawn(workflow_tools.clone().watch());
+    registry.set_core(Arc::new(workflow_tools));
+    registry.set_core(Arc::new(core));
+
+    // Reconcilers, driven by the stores' watch streams.
+    let workflow_reconciler = WorkflowReconciler::new(workflows.clone())
+        .with_events(events.clone() as Arc<dyn EventSink>);
+    tokio::spawn(Driver::new(workflows, Arc::new(workflow_reconciler)).run());
+    tokio::spawn(
+        Driver::new(
+            mcpservers,
+            Arc::new(McpServerReconciler::new(services.clone())),
+        )
+        .run(),
+    );
+    tokio::spawn(prune_executions(executions));
+
+    // The front door.
+    let host = match config.aggregator.host.as_str() {
+        "" => "localhost".to_owned(),
+        h => h.to_owned(),
+    };
+    let listener = tokio::net::TcpListener::bind((host.as_str(), config.aggregator.port))
+        .await
+        .with_context(|| format!("cannot listen on {host}:{}", config.aggregator.port))?;
+    let aggregator = Aggregator::builder(registry)
+        .version(env!("CARGO_PKG_VERSION"))
+        .allowed_hosts(config.aggregator.allowed_hosts.clone())
+        .build();
+    tracing::info!(%endpoint, config = %root.display(), "muster is serving");
+    eprintln!(
+        "muster serving MCP at {endpoint} (config {})",
+        root.display()
+    );
+    aggregator
+        .serve(listener, shutdown_signal())
+        .await
+        .context("the server failed")?;
+
+    tracing::info!("shutting down: stopping every MCP server");
+    tokio::time::timeout(Duration::from_secs(8), services.stop_all())
+        .await
+        .ok();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Deletes expired execution records now and every hour.
+async fn prune_executions(executions: Arc<dyn ExecutionStore>) {
+    let policy = RetentionPolicy::default();
+    loop {
+        match executions.prune(&policy, chrono::Utc::now()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "pruned expired execution records"),
+            Err(e) => tracing::warn!(error = %e, "pruning execution records failed"),
+        }
+        tokio::time::sleep(RETENTION_INTERVAL).await;
+    }
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
