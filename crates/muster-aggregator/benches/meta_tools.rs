@@ -173,7 +173,7 @@ fn cases() -> Vec<(&'static str, &'static str, Value)> {
 }
 
 fn criterion_benches(c: &mut Criterion, runtime: &Runtime, meta: &MetaTools) {
-    let mut group = c.benchmark_group(format!("meta_tools_{}x{}", BACKENDS, TOOLS_PER_BACKEND));
+    let mut group = c.benchmark_group(format!("meta_tools_{BACKENDS}x{TOOLS_PER_BACKEND}"));
     for (label, tool, arguments) in cases() {
         group.bench_function(label, |b| {
             b.to_async(runtime).iter(|| async {

@@ -49,6 +49,7 @@ mod status;
 mod stderr_tail;
 #[cfg(feature = "stdio")]
 mod stdio;
+mod tap;
 mod transition;
 
 use std::sync::Arc;

@@ -137,13 +137,6 @@ pub(crate) async fn forward(
         response = handle.await_response() => response,
     };
     guard.disarm();
-    if progress.is_some() {
-        // Notifications are handled on tasks of their own, so the last progress report can
-        // still be on its way when the response is here; let it through before unregistering.
-        for _ in 0..3 {
-            tokio::task::yield_now().await;
-        }
-    }
     drop(progress);
     match response.map_err(|e| tool_error(provider, e))? {
         ServerResult::CallToolResult(mut result) => {

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::failure::{Failure, FailureKind, chain_messages, classify, facts_from_text};
 use super::handler::UpstreamHandler;
 use super::options::{BackendOptions, ProtocolMode};
+use super::tap::ProgressTap;
 #[cfg(feature = "stdio")]
 use super::stdio::ChildProcess;
 
@@ -59,6 +60,7 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
     serve_client_with_lifecycle_and_ct(handler, transport, lifecycle(options.protocol), ct).await
 }
 

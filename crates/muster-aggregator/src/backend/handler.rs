@@ -1,10 +1,10 @@
-//! The client side of a backend's MCP connection: who muster says it is, where progress goes
-//! and what a `list_changed` notification triggers.
+//! The client side of a backend's MCP connection: who muster says it is and what a
+//! `list_changed` notification triggers. Progress is routed by the transport tap.
 
 use std::sync::Arc;
 
 use rmcp::ClientHandler;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::Notify;
 
@@ -40,14 +40,6 @@ pub(crate) fn client_info() -> ClientConfig {
 impl ClientHandler for UpstreamHandler {
     fn get_info(&self) -> ClientConfig {
         client_info()
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.progress.deliver(params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

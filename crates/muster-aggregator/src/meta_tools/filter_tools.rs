@@ -158,9 +158,12 @@ mod tests {
         }
     }
 
+    /// `(limit, offset)` or the error message.
+    type Paging = Result<(usize, usize), &'static str>;
+
     #[test]
     fn argument_rules() {
-        let table: [(Value, Result<(usize, usize), &str>); 9] = [
+        let table: [(Value, Paging); 9] = [
             (json!({}), Ok((5, 0))),
             (json!({"limit": 2, "offset": 4}), Ok((2, 4))),
             (json!({"limit": 2.9, "offset": 1.5}), Ok((2, 1))),

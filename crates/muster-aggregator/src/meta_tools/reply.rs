@@ -72,6 +72,6 @@ mod tests {
     #[test]
     fn whole_numbers_have_no_fraction() {
         assert_eq!(number(2.0).to_string(), "2");
-        assert_eq!(number(3.1416).to_string(), "3.1416");
+        assert_eq!(number(1.2346).to_string(), "1.2346");
     }
 }

@@ -22,7 +22,7 @@ struct Fixed {
 }
 
 impl Fixed {
-    fn new(name: &str, catalog: Catalog) -> Arc<dyn ToolProvider> {
+    fn provider(name: &str, catalog: Catalog) -> Arc<dyn ToolProvider> {
         Arc::new(Self {
             name: name.to_owned(),
             catalog: Arc::new(catalog),
@@ -127,7 +127,7 @@ fn meta_tools() -> MetaTools {
     registry.upsert_backend(
         "discovery-obs",
         BackendNaming::default(),
-        Fixed::new("obs", obs),
+        Fixed::provider("obs", obs),
     );
     let pages = Catalog {
         tools: ["a", "b", "c", "d", "e", "f"]
@@ -144,7 +144,7 @@ fn meta_tools() -> MetaTools {
     registry.upsert_backend(
         "pageserver",
         BackendNaming::default(),
-        Fixed::new("pages", pages),
+        Fixed::provider("pages", pages),
     );
     let rank = Catalog {
         tools: vec![
@@ -158,7 +158,7 @@ fn meta_tools() -> MetaTools {
         ],
         ..Catalog::default()
     };
-    registry.upsert_backend("rank", BackendNaming::default(), Fixed::new("rank", rank));
+    registry.upsert_backend("rank", BackendNaming::default(), Fixed::provider("rank", rank));
     let misc = Catalog {
         tools: vec![
             tool("echo", "Echo"),
@@ -181,7 +181,7 @@ fn meta_tools() -> MetaTools {
         ],
         ..Catalog::default()
     };
-    registry.upsert_backend("misc", BackendNaming::default(), Fixed::new("misc", misc));
+    registry.upsert_backend("misc", BackendNaming::default(), Fixed::provider("misc", misc));
     let mut workflow = tool("workflow_lct-sample", "A sample workflow.");
     let mut meta = rmcp::model::MetaObject::default();
     meta.insert(LABELS_META_KEY.into(), json!({"category": "obs"}));
@@ -194,7 +194,7 @@ fn meta_tools() -> MetaTools {
         ],
         ..Catalog::default()
     };
-    registry.set_core(Fixed::new("core", core));
+    registry.set_core(Fixed::provider("core", core));
     MetaTools::new(registry)
 }
 

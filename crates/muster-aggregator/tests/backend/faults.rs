@@ -94,8 +94,9 @@ async fn a_crash_mid_call_fails_the_call_and_the_backend() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hanging_call_times_out() {
+    // The timeout also bounds the start, so it leaves the interpreter time to load.
     let mut spec = py_stdio();
-    spec.timeout = Some(2);
+    spec.timeout = Some(5);
     let backend = Backend::new("py", spec, options());
     backend.start().await.unwrap();
     let started = tokio::time::Instant::now();
@@ -121,14 +122,14 @@ async fn a_hanging_call_times_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_extends_the_budget_up_to_the_maximum() {
-    // Progress every second, 5 times: longer than the 2 s timeout, within a 10 s maximum.
+    // Progress every 2 s, 5 times: longer than the 5 s timeout, within a 20 s maximum.
     let mut spec = py_stdio();
-    spec.timeout = Some(2);
-    spec.progress_max_duration = Some(10);
+    spec.timeout = Some(5);
+    spec.progress_max_duration = Some(20);
     let backend = Backend::new("py", spec, options());
     backend.start().await.unwrap();
     let (progress_call, seen) =
-        call_with_progress("progress", json!({"steps": 5, "interval": 1.0}));
+        call_with_progress("progress", json!({"steps": 5, "interval": 2.0}));
     let result = backend.service().oneshot(progress_call).await.unwrap();
     assert_eq!(first_text(&result), "finished 5 steps");
     let seen = seen.lock().unwrap().clone();
@@ -136,14 +137,14 @@ async fn progress_extends_the_budget_up_to_the_maximum() {
     assert_eq!(seen[4].message.as_deref(), Some("step 5 of 5"));
     backend.stop().await;
 
-    // The same call with a 3 s maximum stops at 3 s.
+    // The same call with a 7 s maximum stops at 7 s.
     let mut spec = py_stdio();
-    spec.timeout = Some(2);
-    spec.progress_max_duration = Some(3);
+    spec.timeout = Some(5);
+    spec.progress_max_duration = Some(7);
     let backend = Backend::new("py", spec, options());
     backend.start().await.unwrap();
     let (progress_call, seen) =
-        call_with_progress("progress", json!({"steps": 5, "interval": 1.0}));
+        call_with_progress("progress", json!({"steps": 5, "interval": 2.0}));
     let error = backend.service().oneshot(progress_call).await.unwrap_err();
     assert!(
         matches!(error, ToolError::Timeout { after } if after == Duration::from_secs(3)),

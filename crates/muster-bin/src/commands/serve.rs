@@ -160,7 +160,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         root.display()
     );
     aggregator
-        .serve(listener, shutdown_signal())
+        .serve_tcp(listener, shutdown_signal())
         .await
         .context("the server failed")?;
 
