@@ -22,8 +22,29 @@ fn tool(
     Tool::new(name, description, schema(properties, required))
 }
 
+/// The inlined JSON Schema of a spec type, so clients see every nested field.
+fn inline_schema<T: schemars::JsonSchema>() -> Value {
+    let settings =
+        schemars::generate::SchemaSettings::draft07().with(|s| s.inline_subschemas = true);
+    let mut schema = serde_json::to_value(settings.into_generator().into_root_schema_for::<T>())
+        .unwrap_or_else(|_| json!({"type": "object"}));
+    if let Value::Object(m) = &mut schema {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    schema
+}
+
+fn with_description(mut schema: Value, description: &str) -> Value {
+    if let Value::Object(m) = &mut schema {
+        m.insert("description".into(), json!(description));
+    }
+    schema
+}
+
 fn mcpserver_properties() -> Value {
-    json!({
+    use muster_core::resource::mcp_server::{Family, HeaderFrom, McpServerAuth, ProgressSpec};
+    let mut properties = json!({
         "name": {"type": "string", "description": "Name of the MCP server"},
         "type": {"type": "string", "description": "Server type: stdio, streamable-http or sse", "enum": ["stdio", "streamable-http", "sse"]},
         "displayName": {"type": "string", "description": "Human-friendly name shown by UIs"},
@@ -42,7 +63,29 @@ fn mcpserver_properties() -> Value {
         "auth": {"type": "object", "description": "Authentication: type (oauth|none), forwardToken, forwardIdentity, providerApps, requiredAudiences, tokenExchange, authorizationServer"},
         "suspended": {"type": "boolean", "description": "Keep the server stopped"},
         "restartRequestedAt": {"type": "string", "description": "RFC 3339 time requesting a one-shot restart"}
-    })
+    });
+    if let Value::Object(m) = &mut properties {
+        m.insert("auth".into(), with_description(inline_schema::<McpServerAuth>(), "Authentication of a remote server: type (oauth|none), forwardToken, forwardIdentity, providerApps, requiredAudiences, tokenExchange, authorizationServer"));
+        m.insert(
+            "family".into(),
+            with_description(
+                inline_schema::<Family>(),
+                "Family grouping: name and instanceArg, both required",
+            ),
+        );
+        m.insert(
+            "progress".into(),
+            with_description(
+                inline_schema::<ProgressSpec>(),
+                "Progress budget of tool calls",
+            ),
+        );
+        m.insert(
+            "headersFrom".into(),
+            json!({"type": "array", "items": inline_schema::<HeaderFrom>(), "description": "Headers whose values are read from Secrets (Kubernetes mode)"}),
+        );
+    }
+    properties
 }
 
 fn name_only(description: &'static str) -> Value {

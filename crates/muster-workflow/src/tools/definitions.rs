@@ -53,6 +53,30 @@ fn with_warnings(message: String, spec: &WorkflowSpec) -> String {
 }
 
 impl WorkflowTools {
+    /// Reads a definition from tool arguments and records the validation outcome as an
+    /// event on the workflow (when the arguments name one).
+    fn checked_definition(&self, args: JsonObject) -> Result<Definition, String> {
+        let name = args::string(&args, "name");
+        let result = definition(args);
+        if let Some(name) = name {
+            match &result {
+                Ok(_) => self.event(
+                    &name,
+                    "WorkflowValidationSucceeded",
+                    false,
+                    format!("Workflow {name} is valid"),
+                ),
+                Err(e) => self.event(
+                    &name,
+                    "WorkflowValidationFailed",
+                    true,
+                    format!("Workflow {name} failed validation: {e}"),
+                ),
+            }
+        }
+        result
+    }
+
     fn key(&self, name: &str) -> ObjectKey {
         ObjectKey::new(&self.inner.namespace, name)
     }
@@ -133,7 +157,7 @@ impl WorkflowTools {
         if let Err(e) = args::only(&args, &DEFINITION_ARGS) {
             return Ok(e);
         }
-        let def = match definition(args) {
+        let def = match self.checked_definition(args) {
             Ok(d) => d,
             Err(e) if e == "name argument is required" => return Ok(error(e)),
             Err(e) => return Err(ToolError::failed(format!("failed to create workflow: {e}"))),
@@ -174,7 +198,7 @@ impl WorkflowTools {
         if let Err(e) = args::only(&args, &DEFINITION_ARGS) {
             return Ok(e);
         }
-        let def = match definition(args) {
+        let def = match self.checked_definition(args) {
             Ok(d) => d,
             Err(e) if e == "name argument is required" => return Ok(error(e)),
             Err(e) => return Ok(error(format!("Failed to update workflow: {e}"))),
@@ -232,7 +256,7 @@ impl WorkflowTools {
         if let Err(e) = args::only(&args, &DEFINITION_ARGS) {
             return Ok(e);
         }
-        Ok(match definition(args) {
+        Ok(match self.checked_definition(args) {
             Ok(def) => text(with_warnings(
                 format!("Validation successful for workflow {}", def.name),
                 &def.spec,
