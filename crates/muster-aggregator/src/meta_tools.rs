@@ -12,6 +12,7 @@
 mod call_tool;
 mod describe_tool;
 mod filter_tools;
+mod index;
 mod list_core_tools;
 mod list_tools;
 mod prompts;
@@ -26,6 +27,7 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 pub use call_tool::envelope;
 
+use self::index::IndexCache;
 use crate::registry::Registry;
 
 /// The meta-tools' names in `tools/list` order.
@@ -75,13 +77,18 @@ pub fn is_meta_tool(name: &str) -> bool {
 pub struct MetaTools {
     registry: Registry,
     service: ToolService,
+    index: Arc<IndexCache>,
 }
 
 impl MetaTools {
     /// Meta-tools over `registry`.
     pub fn new(registry: Registry) -> Self {
         let service = registry.service();
-        Self { registry, service }
+        Self {
+            registry,
+            service,
+            index: Arc::default(),
+        }
     }
 
     /// The registry.
@@ -103,10 +110,10 @@ impl MetaTools {
         }
         let catalog = self.registry.snapshot();
         Some(match name {
-            "list_tools" => list_tools::run(&catalog),
+            "list_tools" => list_tools::run(&self.index.get(&catalog)),
             "describe_tool" => describe_tool::run(&catalog, &args),
-            "list_core_tools" => list_core_tools::run(&catalog, &args),
-            "filter_tools" => filter_tools::run(&catalog, &args),
+            "list_core_tools" => list_core_tools::run(&self.index.get(&catalog), &args),
+            "filter_tools" => filter_tools::run(&self.index.get(&catalog), &args),
             "list_resources" => resources::list(&catalog),
             "describe_resource" => resources::describe(&catalog, &args),
             "get_resource" => resources::get(Arc::clone(&catalog), &args).await,

@@ -18,9 +18,9 @@ use tokio_util::sync::CancellationToken;
 use super::failure::{Failure, FailureKind, chain_messages, classify, facts_from_text};
 use super::handler::UpstreamHandler;
 use super::options::{BackendOptions, ProtocolMode};
-use super::tap::ProgressTap;
 #[cfg(feature = "stdio")]
 use super::stdio::ChildProcess;
+use super::tap::ProgressTap;
 
 /// Opens a byte stream to a server in place of the transport of its spec: in-process
 /// servers, tests, benchmarks. The stream carries newline-delimited JSON-RPC, as a stdio

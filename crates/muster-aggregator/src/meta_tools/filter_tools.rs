@@ -12,9 +12,9 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::Value;
 
 use self::engine::{DEFAULT_LIMIT, Options};
+use super::index::Index;
 use super::reply;
 use super::schema::{self, Arg};
-use crate::registry::AggregatedCatalog;
 
 /// The definition in `tools/list`.
 pub(super) fn definition() -> Tool {
@@ -71,9 +71,9 @@ pub(super) fn definition() -> Tool {
 }
 
 /// Runs `filter_tools` with `args`.
-pub(super) fn run(catalog: &AggregatedCatalog, args: &JsonObject) -> CallToolResult {
+pub(super) fn run(index: &Index, args: &JsonObject) -> CallToolResult {
     match parse(args) {
-        Ok(options) => engine::run(catalog, &options),
+        Ok(options) => engine::run(index, &options),
         Err(message) => reply::error(message),
     }
 }

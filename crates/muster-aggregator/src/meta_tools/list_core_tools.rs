@@ -5,8 +5,8 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::Value;
 
 use super::filter_tools::engine::{self, Options};
+use super::index::Index;
 use super::schema::{self, Arg};
-use crate::registry::AggregatedCatalog;
 
 /// The definition in `tools/list`.
 pub(super) fn definition() -> Tool {
@@ -25,7 +25,7 @@ pub(super) fn definition() -> Tool {
 }
 
 /// Tools matching `core*` (case-insensitive), full detail, no page limit.
-pub(super) fn run(catalog: &AggregatedCatalog, args: &JsonObject) -> CallToolResult {
+pub(super) fn run(index: &Index, args: &JsonObject) -> CallToolResult {
     let include_schema = args
         .get("include_schema")
         .and_then(Value::as_bool)
@@ -37,5 +37,5 @@ pub(super) fn run(catalog: &AggregatedCatalog, args: &JsonObject) -> CallToolRes
         limit: 0,
         ..Options::default()
     };
-    engine::run(catalog, &options)
+    engine::run(index, &options)
 }

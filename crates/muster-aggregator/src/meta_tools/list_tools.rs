@@ -3,6 +3,7 @@
 use rmcp::model::{CallToolResult, Tool};
 use serde::Serialize;
 
+use super::index::Index;
 use super::{reply, schema};
 use crate::registry::AggregatedCatalog;
 
@@ -26,8 +27,13 @@ struct Entry<'a> {
     description: &'a str,
 }
 
-/// `{"tools": [{"name", "description"}, ...]}` in catalogue order.
-pub(super) fn run(catalog: &AggregatedCatalog) -> CallToolResult {
+/// `{"tools": [{"name", "description"}, ...]}` in catalogue order; rendered once per
+/// snapshot.
+pub(super) fn run(index: &Index) -> CallToolResult {
+    reply::text(index.list_tools(render))
+}
+
+fn render(catalog: &AggregatedCatalog) -> String {
     let tools = catalog
         .tools()
         .iter()
@@ -36,5 +42,5 @@ pub(super) fn run(catalog: &AggregatedCatalog) -> CallToolResult {
             description: t.description(),
         })
         .collect();
-    reply::json(&Response { tools })
+    serde_json::to_string_pretty(&Response { tools }).unwrap_or_default()
 }

@@ -158,7 +158,11 @@ fn meta_tools() -> MetaTools {
         ],
         ..Catalog::default()
     };
-    registry.upsert_backend("rank", BackendNaming::default(), Fixed::provider("rank", rank));
+    registry.upsert_backend(
+        "rank",
+        BackendNaming::default(),
+        Fixed::provider("rank", rank),
+    );
     let misc = Catalog {
         tools: vec![
             tool("echo", "Echo"),
@@ -181,7 +185,11 @@ fn meta_tools() -> MetaTools {
         ],
         ..Catalog::default()
     };
-    registry.upsert_backend("misc", BackendNaming::default(), Fixed::provider("misc", misc));
+    registry.upsert_backend(
+        "misc",
+        BackendNaming::default(),
+        Fixed::provider("misc", misc),
+    );
     let mut workflow = tool("workflow_lct-sample", "A sample workflow.");
     let mut meta = rmcp::model::MetaObject::default();
     meta.insert(LABELS_META_KEY.into(), json!({"category": "obs"}));

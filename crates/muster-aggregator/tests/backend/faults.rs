@@ -106,10 +106,10 @@ async fn a_hanging_call_times_out() {
         .await
         .unwrap_err();
     assert!(
-        matches!(error, ToolError::Timeout { after } if after == Duration::from_secs(2)),
+        matches!(error, ToolError::Timeout { after } if after == Duration::from_secs(5)),
         "{error:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(15));
     // The connection stays usable.
     let result = backend
         .service()
@@ -147,7 +147,7 @@ async fn progress_extends_the_budget_up_to_the_maximum() {
         call_with_progress("progress", json!({"steps": 5, "interval": 2.0}));
     let error = backend.service().oneshot(progress_call).await.unwrap_err();
     assert!(
-        matches!(error, ToolError::Timeout { after } if after == Duration::from_secs(3)),
+        matches!(error, ToolError::Timeout { after } if after == Duration::from_secs(7)),
         "{error:?}"
     );
     assert!((2..=3).contains(&seen.lock().unwrap().len()));

@@ -36,10 +36,9 @@ impl MemoryExecutionStore {
             kind: "WorkflowExecution",
             key: id.to_string(),
         })?;
-        let mut next = record.clone();
-        change(&mut next);
-        next.enforce_size_limit();
-        *record = next;
+        // The write lock makes the change atomic for readers; no copy is needed.
+        change(record);
+        record.enforce_size_limit();
         Ok(())
     }
 }

@@ -6,8 +6,6 @@
 //! counts towards document frequency when it occurs in either field, and the generic verbs
 //! `list` and `get` weigh a quarter.
 
-use std::collections::HashMap;
-
 const K1: f64 = 1.5;
 const B: f64 = 0.75;
 const NAME_WEIGHT: f64 = 3.0;
@@ -16,13 +14,13 @@ const DESCRIPTION_WEIGHT: f64 = 1.0;
 const GENERIC_TERMS: [&str; 2] = ["list", "get"];
 const GENERIC_WEIGHT: f64 = 0.25;
 
-/// One candidate.
+/// One candidate, tokenized.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::meta_tools) struct Doc<'a> {
-    /// The tool name.
-    pub(in crate::meta_tools) name: &'a str,
-    /// The first line of the description.
-    pub(in crate::meta_tools) description: &'a str,
+    /// Tokens of the tool name.
+    pub(in crate::meta_tools) name: &'a [String],
+    /// Tokens of the first line of the description.
+    pub(in crate::meta_tools) description: &'a [String],
 }
 
 /// `(index, score)` of every doc with a positive score, best first; ties keep doc order.
@@ -37,44 +35,47 @@ pub(in crate::meta_tools) fn rank(query: &str, docs: &[Doc<'_>]) -> Vec<(usize, 
         return Vec::new();
     }
 
-    let fields: Vec<(Vec<String>, Vec<String>)> = docs
-        .iter()
-        .map(|d| (tokenize(d.name), tokenize(d.description)))
-        .collect();
     #[allow(clippy::cast_precision_loss)]
     let n = docs.len() as f64;
     #[allow(clippy::cast_precision_loss)]
-    let avg_name = fields.iter().map(|(name, _)| name.len()).sum::<usize>() as f64 / n;
+    let avg_name = docs.iter().map(|d| d.name.len()).sum::<usize>() as f64 / n;
     #[allow(clippy::cast_precision_loss)]
-    let avg_description = fields.iter().map(|(_, d)| d.len()).sum::<usize>() as f64 / n;
+    let avg_description = docs.iter().map(|d| d.description.len()).sum::<usize>() as f64 / n;
 
-    let idf: Vec<f64> = terms
+    // Term frequencies per doc and term: (in name, in description).
+    let frequencies: Vec<Vec<(usize, usize)>> = docs
         .iter()
-        .map(|term| {
-            #[allow(clippy::cast_precision_loss)]
-            let df = fields
+        .map(|d| {
+            terms
                 .iter()
-                .filter(|(name, d)| name.contains(term) || d.contains(term))
+                .map(|t| (count(d.name, t), count(d.description, t)))
+                .collect()
+        })
+        .collect();
+    let idf: Vec<f64> = (0..terms.len())
+        .map(|j| {
+            #[allow(clippy::cast_precision_loss)]
+            let df = frequencies
+                .iter()
+                .filter(|tf| tf[j].0 > 0 || tf[j].1 > 0)
                 .count() as f64;
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
 
     let mut ranked: Vec<(usize, f64)> = Vec::new();
-    for (i, (name, description)) in fields.iter().enumerate() {
-        let name_tf = frequencies(name);
-        let description_tf = frequencies(description);
+    for (i, (doc, tf)) in docs.iter().zip(&frequencies).enumerate() {
         let mut score = 0.0;
-        for (term, idf) in terms.iter().zip(&idf) {
+        for (j, term) in terms.iter().enumerate() {
             // Plain multiply-add, no fused rounding: scores equal the original's to the bit.
             #[allow(clippy::suboptimal_flops)]
-            let wtf = NAME_WEIGHT * normalized_tf(&name_tf, term, name.len(), avg_name)
+            let wtf = NAME_WEIGHT * normalized_tf(tf[j].0, doc.name.len(), avg_name)
                 + DESCRIPTION_WEIGHT
-                    * normalized_tf(&description_tf, term, description.len(), avg_description);
+                    * normalized_tf(tf[j].1, doc.description.len(), avg_description);
             if wtf == 0.0 {
                 continue;
             }
-            let mut term_score = idf * wtf * (K1 + 1.0) / (wtf + K1);
+            let mut term_score = idf[j] * wtf * (K1 + 1.0) / (wtf + K1);
             if GENERIC_TERMS.contains(&term.as_str()) {
                 term_score *= GENERIC_WEIGHT;
             }
@@ -88,17 +89,12 @@ pub(in crate::meta_tools) fn rank(query: &str, docs: &[Doc<'_>]) -> Vec<(usize, 
     ranked
 }
 
-fn frequencies(tokens: &[String]) -> HashMap<&str, usize> {
-    let mut tf = HashMap::new();
-    for t in tokens {
-        *tf.entry(t.as_str()).or_insert(0) += 1;
-    }
-    tf
+fn count(tokens: &[String], term: &str) -> usize {
+    tokens.iter().filter(|t| *t == term).count()
 }
 
 /// `tf / (1 − b + b·len/avglen)`, or 0 when the term is absent or the field empty everywhere.
-fn normalized_tf(tf: &HashMap<&str, usize>, term: &str, len: usize, avg: f64) -> f64 {
-    let count = tf.get(term).copied().unwrap_or(0);
+fn normalized_tf(count: usize, len: usize, avg: f64) -> f64 {
     if count == 0 || avg == 0.0 {
         return 0.0;
     }
@@ -166,80 +162,60 @@ mod tests {
         }
     }
 
-    fn docs() -> Vec<Doc<'static>> {
-        vec![
-            Doc {
-                name: "x_rank_prometheus_query_range",
-                description: "Query Prometheus metrics over a time range.",
-            },
-            Doc {
-                name: "x_rank_metrics_overview",
-                description: "Show a metrics summary.",
-            },
-            Doc {
-                name: "x_rank_service_restart",
-                description: "Restart a running service.",
-            },
-            Doc {
-                name: "x_rank_grafana_dashboard",
-                description: "Fetch a Grafana monitoring dashboard.",
-            },
-        ]
+    /// Ranks `(name, description)` pairs.
+    fn rank_texts(query: &str, texts: &[(&str, &str)]) -> Vec<(usize, f64)> {
+        let tokens: Vec<(Vec<String>, Vec<String>)> = texts
+            .iter()
+            .map(|(n, d)| (tokenize(n), tokenize(d)))
+            .collect();
+        let docs: Vec<Doc<'_>> = tokens
+            .iter()
+            .map(|(name, description)| Doc { name, description })
+            .collect();
+        rank(query, &docs)
     }
+
+    const CORPUS: [(&str, &str); 4] = [
+        (
+            "x_rank_prometheus_query_range",
+            "Query Prometheus metrics over a time range.",
+        ),
+        ("x_rank_metrics_overview", "Show a metrics summary."),
+        ("x_rank_service_restart", "Restart a running service."),
+        (
+            "x_rank_grafana_dashboard",
+            "Fetch a Grafana monitoring dashboard.",
+        ),
+    ];
 
     #[test]
     fn ranks_the_strongest_match_first_and_drops_non_matches() {
-        let ranked = rank("prometheus metrics query", &docs());
+        let ranked = rank_texts("prometheus metrics query", &CORPUS);
         let order: Vec<usize> = ranked.iter().map(|(i, _)| *i).collect();
         assert_eq!(order, [0, 1]);
         assert!(ranked[0].1 > ranked[1].1);
-        assert!(rank("kubernetes", &docs()).is_empty());
-        assert!(rank("  ", &docs()).is_empty());
-        assert!(rank("query", &[]).is_empty());
+        assert!(rank_texts("kubernetes", &CORPUS).is_empty());
+        assert!(rank_texts("  ", &CORPUS).is_empty());
+        assert!(rank_texts("query", &[]).is_empty());
     }
 
     #[test]
     fn scores_follow_the_formula() {
         // One doc, one term in the name only: idf = ln(1 + 0.5/1.5), ntf = 1 (len = avg),
         // wtf = 3, score = idf * 3 * 2.5 / 4.5.
-        let ranked = rank(
-            "alpha",
-            &[Doc {
-                name: "alpha",
-                description: "",
-            }],
-        );
+        let ranked = rank_texts("alpha", &[("alpha", "")]);
         let idf = (1.0f64 + 0.5 / 1.5).ln();
         let expected = idf * 3.0 * 2.5 / 4.5;
         assert!((ranked[0].1 - expected).abs() < 1e-12);
         // Generic verbs weigh a quarter.
-        let generic = rank(
-            "list",
-            &[Doc {
-                name: "list",
-                description: "",
-            }],
-        );
+        let generic = rank_texts("list", &[("list", "")]);
         assert!((generic[0].1 - expected * 0.25).abs() < 1e-12);
     }
 
     #[test]
     fn ties_keep_catalogue_order_and_names_outweigh_descriptions() {
-        let docs = [
-            Doc {
-                name: "b_tool",
-                description: "pods",
-            },
-            Doc {
-                name: "a_pods",
-                description: "other",
-            },
-            Doc {
-                name: "c_tool",
-                description: "pods",
-            },
-        ];
-        let order: Vec<usize> = rank("pods", &docs).iter().map(|(i, _)| *i).collect();
+        let docs = [("b_tool", "pods"), ("a_pods", "other"), ("c_tool", "pods")];
+        let order: Vec<usize> = rank_texts("pods", &docs).iter().map(|(i, _)| *i).collect();
         assert_eq!(order, [1, 0, 2]);
     }
 

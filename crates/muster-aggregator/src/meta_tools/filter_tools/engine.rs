@@ -8,10 +8,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::bm25::{self, Doc};
-use super::glob;
+use super::glob::{self, Pattern};
+use crate::meta_tools::index::{Index, ToolText};
 use crate::meta_tools::reply;
 use crate::naming::go_quote;
-use crate::registry::{AggregatedCatalog, ExposedTool};
+use crate::registry::ExposedTool;
 
 /// The page size `filter_tools` uses when the caller gives none.
 pub(in crate::meta_tools) const DEFAULT_LIMIT: i64 = 5;
@@ -73,8 +74,8 @@ struct Entry<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     description: &'a str,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    summary: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    summary: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     score: Option<Value>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -83,55 +84,69 @@ struct Entry<'a> {
     input_schema: Option<&'a JsonObject>,
 }
 
-/// Runs the query against `catalog`.
-pub(in crate::meta_tools) fn run(catalog: &AggregatedCatalog, options: &Options) -> CallToolResult {
-    let tools = catalog.tools();
+/// Runs the query against the snapshot of `index`.
+pub(in crate::meta_tools) fn run(index: &Index, options: &Options) -> CallToolResult {
+    let tools = index.catalog().tools();
     if tools.is_empty() {
         return reply::text("No tools available to filter");
     }
-    if let Err(e) = glob::validate(&options.pattern) {
-        return reply::error(format!(
-            "Invalid pattern {}: {e}",
-            go_quote(&options.pattern)
-        ));
-    }
+    let pattern = match compile(options) {
+        Ok(pattern) => pattern,
+        Err(e) => {
+            return reply::error(format!(
+                "Invalid pattern {}: {e}",
+                go_quote(&options.pattern)
+            ));
+        }
+    };
 
-    let pattern = fold(&options.pattern, options.case_sensitive);
-    let needle = fold(&options.description_filter, options.case_sensitive);
-    let matched: Vec<&ExposedTool> = tools
+    let case_sensitive = options.case_sensitive;
+    let needle = fold(&options.description_filter, case_sensitive);
+    let mut buffer = Vec::new();
+    let matched: Vec<(&ExposedTool, &ToolText)> = tools
         .iter()
-        .filter(|t| {
-            pattern.is_empty() || glob::matches(&pattern, &fold(t.name(), options.case_sensitive))
+        .zip(index.tools())
+        .filter(|(tool, text)| {
+            pattern.as_ref().is_none_or(|p| {
+                let name = if case_sensitive {
+                    tool.name()
+                } else {
+                    &text.name_lower
+                };
+                p.matches(name, &mut buffer)
+            })
         })
-        .filter(|t| {
-            needle.is_empty() || fold(t.description(), options.case_sensitive).contains(&needle)
+        .filter(|(tool, text)| {
+            needle.is_empty() || {
+                let description = if case_sensitive {
+                    tool.description()
+                } else {
+                    &text.description_lower
+                };
+                description.contains(&needle)
+            }
         })
-        .filter(|t| {
+        .filter(|(tool, _)| {
             options
                 .labels
                 .iter()
-                .all(|(k, v)| t.labels().get(k) == Some(v))
+                .all(|(k, v)| tool.labels().get(k) == Some(v))
         })
         .collect();
 
-    let ordered: Vec<(&ExposedTool, Option<f64>)> = if options.query.is_empty() {
-        matched.into_iter().map(|t| (t, None)).collect()
+    let ordered: Vec<(&ExposedTool, &ToolText, Option<f64>)> = if options.query.is_empty() {
+        matched.into_iter().map(|(t, x)| (t, x, None)).collect()
     } else {
-        let firsts: Vec<String> = matched
-            .iter()
-            .map(|t| first_line(t.description()))
-            .collect();
         let docs: Vec<Doc<'_>> = matched
             .iter()
-            .zip(&firsts)
-            .map(|(t, first)| Doc {
-                name: t.name(),
-                description: first,
+            .map(|(_, text)| Doc {
+                name: &text.name_tokens,
+                description: &text.first_line_tokens,
             })
             .collect();
         bm25::rank(&options.query, &docs)
             .into_iter()
-            .map(|(i, score)| (matched[i], Some(score)))
+            .map(|(i, score)| (matched[i].0, matched[i].1, Some(score)))
             .collect()
     };
 
@@ -144,7 +159,7 @@ pub(in crate::meta_tools) fn run(catalog: &AggregatedCatalog, options: &Options)
     };
     let page: Vec<Entry<'_>> = ordered[start..end]
         .iter()
-        .map(|&(tool, score)| Entry {
+        .map(|&(tool, text, score)| Entry {
             name: tool.name(),
             description: if options.summarize {
                 ""
@@ -152,9 +167,9 @@ pub(in crate::meta_tools) fn run(catalog: &AggregatedCatalog, options: &Options)
                 tool.description()
             },
             summary: if options.summarize {
-                summary(tool.description())
+                text.summary.as_str()
             } else {
-                String::new()
+                ""
             },
             score: score.map(|s| reply::number(bm25::round_score(s))),
             labels: tool.labels(),
@@ -181,6 +196,16 @@ pub(in crate::meta_tools) fn run(catalog: &AggregatedCatalog, options: &Options)
     })
 }
 
+/// The compiled pattern (lowercase unless case-sensitive), `None` when empty. The error
+/// reports the pattern as given.
+fn compile(options: &Options) -> Result<Option<Pattern>, glob::BadPattern> {
+    if options.pattern.is_empty() {
+        return Ok(None);
+    }
+    Pattern::new(&options.pattern)?;
+    Pattern::new(&fold(&options.pattern, options.case_sensitive)).map(Some)
+}
+
 fn fold(text: &str, case_sensitive: bool) -> String {
     if case_sensitive {
         text.to_owned()
@@ -190,7 +215,7 @@ fn fold(text: &str, case_sensitive: bool) -> String {
 }
 
 /// The first line of `description`, trimmed.
-fn first_line(description: &str) -> String {
+pub(in crate::meta_tools) fn first_line(description: &str) -> String {
     description
         .split('\n')
         .next()

@@ -16,23 +16,31 @@ impl fmt::Display for BadPattern {
 
 const SEPARATOR: char = '/';
 
-/// Checks that `pattern` is well-formed.
-pub(in crate::meta_tools) fn validate(pattern: &str) -> Result<(), BadPattern> {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let mut rest = &pattern[..];
-    while !rest.is_empty() {
-        let (_, chunk, after) = scan_chunk(rest);
-        rest = after;
-        match_chunk(chunk, &[])?;
-    }
-    Ok(())
+/// A validated glob, ready to match many names.
+#[derive(Debug, Clone)]
+pub(in crate::meta_tools) struct Pattern {
+    chars: Vec<char>,
 }
 
-/// Whether `name` matches `pattern` entirely; a malformed pattern matches nothing.
-pub(in crate::meta_tools) fn matches(pattern: &str, name: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let name: Vec<char> = name.chars().collect();
-    matches_chars(&pattern, &name).unwrap_or(false)
+impl Pattern {
+    /// Compiles `pattern`, checking that it is well-formed.
+    pub(in crate::meta_tools) fn new(pattern: &str) -> Result<Self, BadPattern> {
+        let chars: Vec<char> = pattern.chars().collect();
+        let mut rest = &chars[..];
+        while !rest.is_empty() {
+            let (_, chunk, after) = scan_chunk(rest);
+            rest = after;
+            match_chunk(chunk, &[])?;
+        }
+        Ok(Self { chars })
+    }
+
+    /// Whether `name` matches entirely. `buffer` is scratch space reused across calls.
+    pub(in crate::meta_tools) fn matches(&self, name: &str, buffer: &mut Vec<char>) -> bool {
+        buffer.clear();
+        buffer.extend(name.chars());
+        matches_chars(&self.chars, buffer).unwrap_or(false)
+    }
 }
 
 fn matches_chars(mut pattern: &[char], mut name: &[char]) -> Result<bool, BadPattern> {
@@ -251,9 +259,14 @@ mod tests {
             ("core*", "workflow_core", false),
             ("x_*_list_*", "x_k8s_list_pods", true),
         ];
+        let mut buffer = Vec::new();
         for (pattern, name, expected) in table {
-            assert_eq!(validate(pattern), Ok(()), "{pattern}");
-            assert_eq!(matches(pattern, name), expected, "{pattern} {name}");
+            let compiled = Pattern::new(pattern).unwrap_or_else(|_| panic!("{pattern}"));
+            assert_eq!(
+                compiled.matches(name, &mut buffer),
+                expected,
+                "{pattern} {name}"
+            );
         }
     }
 
@@ -263,10 +276,9 @@ mod tests {
             "[]a]", "[-]", "[x-]", "[-x]", "\\", "[a-b-c]", "[", "[^", "[^bc", "a[", "a\\", "*x[",
         ];
         for pattern in table {
-            assert_eq!(validate(pattern), Err(BadPattern), "{pattern}");
-            assert!(!matches(pattern, "a"), "{pattern}");
+            assert_eq!(Pattern::new(pattern).err(), Some(BadPattern), "{pattern}");
         }
         assert_eq!(BadPattern.to_string(), "syntax error in pattern");
-        assert_eq!(validate(""), Ok(()));
+        assert!(Pattern::new("").is_ok());
     }
 }

@@ -17,7 +17,7 @@ pub const TRUNCATION_MARKER: &str = "[truncated: payload exceeded retention size
 const MAX_PAYLOAD_BYTES: usize = MAX_RECORD_BYTES / 8;
 
 pub(super) fn enforce(record: &mut ExecutionRecord) -> bool {
-    if json_len(&serde_json::to_value(&*record).unwrap_or(Value::Null)) <= MAX_RECORD_BYTES {
+    if json_len(&*record) <= MAX_RECORD_BYTES {
         return false;
     }
     let mut changed = shrink_input(&mut record.input);
@@ -32,8 +32,23 @@ pub(super) fn enforce(record: &mut ExecutionRecord) -> bool {
     changed
 }
 
-fn json_len(v: &Value) -> usize {
-    serde_json::to_vec(v).map_or(0, |b| b.len())
+/// The length of `v`'s compact JSON, counted without building it.
+fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    match serde_json::to_writer(&mut counter, v) {
+        Ok(()) => counter.0,
+        Err(_) => 0,
+    }
 }
 
 fn shrink_input(input: &mut Value) -> bool {

@@ -1,0 +1,90 @@
+//! Discovery data derived from one catalog snapshot: every tool's lowercase texts, summary
+//! and search tokens, and the rendered `list_tools` answer. Built once per snapshot on first
+//! use and shared by every call on that snapshot, so discovery calls do no per-tool text
+//! work beyond matching.
+
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use super::filter_tools::bm25::tokenize;
+use super::filter_tools::engine::{first_line, summary};
+use crate::registry::AggregatedCatalog;
+
+/// Derived data of one snapshot; `tools()[i]` belongs to `catalog().tools()[i]`.
+#[derive(Debug)]
+pub(super) struct Index {
+    catalog: Arc<AggregatedCatalog>,
+    tools: Vec<ToolText>,
+    list_tools: OnceLock<String>,
+}
+
+/// The texts discovery reads for one tool.
+#[derive(Debug)]
+pub(super) struct ToolText {
+    /// The exposed name, lowercase.
+    pub(super) name_lower: String,
+    /// The full description, lowercase.
+    pub(super) description_lower: String,
+    /// The one-line summary.
+    pub(super) summary: String,
+    /// Search tokens of the name.
+    pub(super) name_tokens: Vec<String>,
+    /// Search tokens of the description's first line.
+    pub(super) first_line_tokens: Vec<String>,
+}
+
+impl Index {
+    fn build(catalog: Arc<AggregatedCatalog>) -> Self {
+        let tools = catalog
+            .tools()
+            .iter()
+            .map(|tool| ToolText {
+                name_lower: tool.name().to_lowercase(),
+                description_lower: tool.description().to_lowercase(),
+                summary: summary(tool.description()),
+                name_tokens: tokenize(tool.name()),
+                first_line_tokens: tokenize(&first_line(tool.description())),
+            })
+            .collect();
+        Self {
+            catalog,
+            tools,
+            list_tools: OnceLock::new(),
+        }
+    }
+
+    /// The snapshot.
+    pub(super) fn catalog(&self) -> &AggregatedCatalog {
+        &self.catalog
+    }
+
+    /// Per-tool texts, aligned with the snapshot's tools.
+    pub(super) fn tools(&self) -> &[ToolText] {
+        &self.tools
+    }
+
+    /// The `list_tools` text of this snapshot, rendered by `render` on first use.
+    pub(super) fn list_tools(&self, render: impl FnOnce(&AggregatedCatalog) -> String) -> &str {
+        self.list_tools.get_or_init(|| render(&self.catalog))
+    }
+}
+
+/// The index of the latest snapshot seen.
+#[derive(Debug, Default)]
+pub(super) struct IndexCache {
+    latest: Mutex<Option<Arc<Index>>>,
+}
+
+impl IndexCache {
+    /// The index of `catalog`, built now if the cached one belongs to another snapshot.
+    pub(super) fn get(&self, catalog: &Arc<AggregatedCatalog>) -> Arc<Index> {
+        let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(index) = latest.as_ref()
+            && Arc::ptr_eq(&index.catalog, catalog)
+        {
+            return Arc::clone(index);
+        }
+        let index = Arc::new(Index::build(Arc::clone(catalog)));
+        *latest = Some(Arc::clone(&index));
+        index
+    }
+}

@@ -1,0 +1,328 @@
+//! A small blocking MCP client over streamable HTTP: enough JSON-RPC to initialize a
+//! session, list tools and call them, directly or through muster's `call_tool`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow, bail};
+use reqwest::blocking::{Client, Response};
+use reqwest::header::CONTENT_TYPE;
+use serde_json::{Value, json};
+
+/// The protocol version the client initializes with.
+pub const HANDSHAKE_PROTOCOL_VERSION: &str = "2025-06-18";
+
+/// The eleven meta-tools muster's `tools/list` returns, in its fixed order.
+pub const META_TOOLS: [&str; 11] = [
+    "list_tools",
+    "describe_tool",
+    "list_core_tools",
+    "filter_tools",
+    "call_tool",
+    "list_resources",
+    "describe_resource",
+    "get_resource",
+    "list_prompts",
+    "describe_prompt",
+    "get_prompt",
+];
+
+/// How long one request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// An initialized MCP session with one server.
+#[derive(Debug)]
+pub struct McpClient {
+    http: Client,
+    url: String,
+    session: Option<String>,
+    next_id: AtomicU64,
+}
+
+impl McpClient {
+    /// Connects to the streamable HTTP endpoint `url`: `initialize`, then
+    /// `notifications/initialized`.
+    ///
+    /// # Errors
+    ///
+    /// When the server is unreachable or refuses the handshake.
+    pub fn connect(url: &str) -> anyhow::Result<Self> {
+        let http = Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .context("cannot build the HTTP client")?;
+        let mut client = Self {
+            http,
+            url: url.to_owned(),
+            session: None,
+            next_id: AtomicU64::new(1),
+        };
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": HANDSHAKE_PROTOCOL_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "muster-tests", "version": "0"},
+            },
+        });
+        let response = client.post(&body)?;
+        client.session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let init = reply(response, 0)?;
+        if init.get("protocolVersion").is_none() {
+            bail!("initialize answered without a protocol version: {init}");
+        }
+        client.notify("notifications/initialized")?;
+        Ok(client)
+    }
+
+    /// The session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// Sends the request `method` and returns its JSON-RPC result.
+    ///
+    /// # Errors
+    ///
+    /// On transport failures and JSON-RPC errors.
+    pub fn request(&self, method: &str, params: Value) -> anyhow::Result<Value> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        reply(self.post(&body)?, id).with_context(|| format!("{method} failed"))
+    }
+
+    /// The names of every tool in `tools/list`, all pages.
+    ///
+    /// # Errors
+    ///
+    /// When a request fails.
+    pub fn list_tools(&self) -> anyhow::Result<Vec<String>> {
+        let mut names = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
+            let page = self.request("tools/list", params)?;
+            names.extend(
+                page["tools"]
+                    .as_array()
+                    .context("tools/list without tools")?
+                    .iter()
+                    .filter_map(|t| t["name"].as_str().map(str::to_owned)),
+            );
+            match page["nextCursor"].as_str() {
+                Some(next) if !next.is_empty() => cursor = Some(next.to_owned()),
+                _ => return Ok(names),
+            }
+        }
+    }
+
+    /// Calls the tool `name` directly with `tools/call` and returns the raw
+    /// `CallToolResult`.
+    ///
+    /// # Errors
+    ///
+    /// When the request fails.
+    pub fn call_tool(&self, name: &str, arguments: Value) -> anyhow::Result<Value> {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// Calls the tool `name` through muster's `call_tool` meta-tool and unwraps the envelope.
+    ///
+    /// # Errors
+    ///
+    /// When the request fails or the result carries no envelope. A failing tool is not an
+    /// error: see [`Envelope::is_error`].
+    pub fn call(&self, name: &str, arguments: Value) -> anyhow::Result<Envelope> {
+        let result = self.call_tool("call_tool", json!({"name": name, "arguments": arguments}))?;
+        Envelope::from_call_tool_result(&result)
+    }
+
+    /// The names `list_tools` (the meta-tool) reports: every tool reachable through
+    /// `call_tool`.
+    ///
+    /// # Errors
+    ///
+    /// When the call fails or answers an unexpected shape.
+    pub fn reachable_tools(&self) -> anyhow::Result<Vec<String>> {
+        let result = self.call_tool("list_tools", json!({}))?;
+        let text = first_text(&result).context("list_tools answered no text")?;
+        let listing: Value = serde_json::from_str(text).context("list_tools answered no JSON")?;
+        Ok(listing["tools"]
+            .as_array()
+            .context("list_tools answered no tools")?
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect())
+    }
+
+    fn notify(&self, method: &str) -> anyhow::Result<()> {
+        let response = self.post(&json!({"jsonrpc": "2.0", "method": method}))?;
+        if !response.status().is_success() {
+            bail!("{method} answered {}", response.status());
+        }
+        Ok(())
+    }
+
+    fn post(&self, body: &Value) -> anyhow::Result<Response> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(body);
+        if let Some(session) = &self.session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSION);
+        }
+        request
+            .send()
+            .with_context(|| format!("POST {} failed", self.url))
+    }
+}
+
+/// The JSON-RPC result for request `id` in `response`, a JSON body or an SSE stream.
+fn reply(response: Response, id: u64) -> anyhow::Result<Value> {
+    let status = response.status();
+    let is_sse = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let body = response.text().context("cannot read the response")?;
+    if !status.is_success() {
+        bail!("HTTP {status}: {body}");
+    }
+    let messages: Vec<Value> = if is_sse {
+        sse_data(&body)
+            .iter()
+            .filter_map(|d| serde_json::from_str(d).ok())
+            .collect()
+    } else {
+        vec![serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?]
+    };
+    let message = messages
+        .into_iter()
+        .find(|m| m["id"] == json!(id))
+        .with_context(|| format!("no response to request {id} in: {body}"))?;
+    if let Some(error) = message.get("error") {
+        return Err(anyhow!("JSON-RPC error: {error}"));
+    }
+    message
+        .get("result")
+        .cloned()
+        .with_context(|| format!("response without result: {message}"))
+}
+
+/// The `data` of every event in an SSE body.
+fn sse_data(body: &str) -> Vec<String> {
+    let body = body.replace("\r\n", "\n");
+    body.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            (!data.is_empty()).then(|| data.join("\n"))
+        })
+        .collect()
+}
+
+fn first_text(result: &Value) -> Option<&str> {
+    result["content"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "text")?["text"]
+        .as_str()
+}
+
+/// The inner result of a `call_tool` call: muster returns it as a JSON envelope
+/// `{"isError": bool, "content": [...], "structuredContent"?: ...}` in the outer result's
+/// only text content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// Whether the inner tool failed.
+    pub is_error: bool,
+    /// The inner content items.
+    pub content: Vec<Value>,
+    /// The whole envelope.
+    pub raw: Value,
+}
+
+impl Envelope {
+    /// Unwraps the envelope of a `CallToolResult` (JSON) from `call_tool`.
+    ///
+    /// # Errors
+    ///
+    /// When the result holds no envelope.
+    pub fn from_call_tool_result(result: &Value) -> anyhow::Result<Self> {
+        let text = first_text(result).with_context(|| format!("no text content: {result}"))?;
+        Self::parse(text)
+    }
+
+    /// Parses an envelope's JSON text.
+    ///
+    /// # Errors
+    ///
+    /// When `text` is not an envelope.
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let raw: Value =
+            serde_json::from_str(text).with_context(|| format!("envelope is not JSON: {text}"))?;
+        let is_error = raw["isError"]
+            .as_bool()
+            .with_context(|| format!("envelope without isError: {text}"))?;
+        let content = raw["content"].as_array().cloned().unwrap_or_default();
+        Ok(Self {
+            is_error,
+            content,
+            raw,
+        })
+    }
+
+    /// The first inner text, or `""`.
+    pub fn text(&self) -> &str {
+        self.content
+            .iter()
+            .find(|c| c["type"] == "text")
+            .and_then(|c| c["text"].as_str())
+            .unwrap_or("")
+    }
+
+    /// The first inner text parsed as JSON (core tools answer JSON text).
+    ///
+    /// # Errors
+    ///
+    /// When it is not JSON.
+    pub fn json(&self) -> anyhow::Result<Value> {
+        serde_json::from_str(self.text())
+            .with_context(|| format!("inner text is not JSON: {}", self.text()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_are_split_and_joined() {
+        let body = "event: message\r\ndata: {\"a\":1}\r\n\r\n: ping\n\nid: 3\ndata: x\ndata:y\n\n";
+        assert_eq!(
+            sse_data(body),
+            vec!["{\"a\":1}".to_owned(), "x\ny".to_owned()]
+        );
+    }
+
+    #[test]
+    fn envelopes_unwrap() {
+        let outer = json!({"content": [{"type": "text", "text": "{\"isError\":false,\"content\":[{\"type\":\"text\",\"text\":\"Echo: hi\"}]}"}]});
+        let envelope = Envelope::from_call_tool_result(&outer).expect("an envelope");
+        assert!(!envelope.is_error);
+        assert_eq!(envelope.text(), "Echo: hi");
+    }
+}
