@@ -19,7 +19,7 @@ impl Runner {
     ) -> Result<ConditionInfo, Halt> {
         let (tool, subject) = match &cond.source {
             ConditionSource::Template(t) => {
-                let value = t.render_value(&scope.data()).map_err(|e| {
+                let value = t.render_value(scope.data()).map_err(|e| {
                     Halt::Engine(format!(
                         "failed to evaluate condition template for step {step_id}: {e}"
                     ))
@@ -33,7 +33,7 @@ impl Runner {
                 });
             }
             ConditionSource::FromStep(from) => {
-                let subject = match scope.results.get(from) {
+                let subject = match scope.result(from) {
                     Some(r) => Subject {
                         is_error: r.get("isError") == Some(&Value::Bool(true)),
                         result: Some(r.clone()),
@@ -47,7 +47,7 @@ impl Runner {
                 (format!("from_step:{from}"), subject)
             }
             ConditionSource::Tool { tool, args } => {
-                let args = args.render(&scope.data(), LeafMode::Arguments).map_err(|e| {
+                let args = args.render(scope.data(), LeafMode::Arguments).map_err(|e| {
                     Halt::Engine(format!(
                         "failed to resolve condition arguments for step {step_id}: argument '{}': {}",
                         e.path, e.error
@@ -119,7 +119,7 @@ impl Runner {
                 Some(t) => t.render_value(&data).ok(),
                 None => navigate(result, key).ok().cloned(),
             };
-            let expected = expected.render(&scope.data(), LeafMode::Arguments).ok();
+            let expected = expected.render(scope.data(), LeafMode::Arguments).ok();
             matches!((actual, expected), (Some(a), Some(b)) if loosely_equal(&a, &b))
         })
     }

@@ -245,7 +245,7 @@ fn finish_document(
     let Some(output) = &plan.output else {
         return (default_document(plan, scope, run, debug, "completed"), None);
     };
-    let rendered = output.render(&scope.data(), LeafMode::Typed).map_err(|e| {
+    let rendered = output.render(scope.data(), LeafMode::Typed).map_err(|e| {
         let at = if e.path.is_empty() {
             "output".to_owned()
         } else {
@@ -295,7 +295,7 @@ fn default_document(
     status: &str,
 ) -> Value {
     let mut doc = Map::new();
-    doc.insert("input".into(), (*scope.input).clone());
+    doc.insert("input".into(), scope.input().clone());
     doc.insert("status".into(), json!(status));
     doc.insert(
         "steps".into(),
@@ -307,7 +307,7 @@ fn default_document(
         && let Some(last) = plan.steps.last()
         && matches!(last.kind, StepKind::Tool { .. })
         && !last.output
-        && let Some(Value::Object(result)) = scope.results.get(&last.id)
+        && let Some(Value::Object(result)) = scope.result(&last.id)
         && run
             .entries
             .iter()

@@ -37,7 +37,7 @@ impl Runner {
         else {
             return Fragment::default();
         };
-        let items = match items.render_value(&scope.data()) {
+        let items = match items.render_value(scope.data()) {
             Ok(Value::Array(items)) => items,
             Ok(other) => {
                 let kind = match other {
@@ -111,8 +111,8 @@ impl Runner {
         item: Value,
     ) -> Iteration {
         let mut scope = base.clone();
-        scope.vars.insert(var.to_owned(), item.clone());
-        scope.vars.insert(format!("{var}_index"), json!(index));
+        scope.bind(var.to_owned(), item.clone());
+        scope.bind(format!("{var}_index"), json!(index));
         let iteration_suffix = format!("{suffix}_{index}");
         let fragment = self.run_sequence(body, &mut scope, &iteration_suffix).await;
         let mut direct = Map::new();
@@ -194,7 +194,7 @@ impl Runner {
         out.results.extend(last);
         let records = Value::Array(records);
         let value = match &step.jq {
-            Some(q) => match q.run(&records, &scope.input, &scope.vars_value()) {
+            Some(q) => match q.run(&records, scope.input(), scope.vars()) {
                 Ok(v) => v,
                 Err(e) => {
                     out.failed = true;
