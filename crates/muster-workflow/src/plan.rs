@@ -162,8 +162,7 @@ impl Compiler<'_> {
             } else {
                 format!("{base}.{}", e.path)
             };
-            self.errs
-                .push(path, format!("invalid template: {}", e.error));
+            self.errs.push(path, e.error.to_string());
         }
     }
 
@@ -177,7 +176,7 @@ impl Compiler<'_> {
 
     fn template(&mut self, source: &str, path: &str) -> Option<Template> {
         Template::parse(source)
-            .map_err(|e| self.errs.push(path, format!("invalid template: {e}")))
+            .map_err(|e| self.errs.push(path, e.to_string()))
             .ok()
     }
 

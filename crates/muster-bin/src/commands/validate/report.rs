@@ -79,12 +79,25 @@ impl Report {
                 .iter()
                 .map(|l| Entry::from_loaded(EntryKind::McpServer, l)),
         );
-        entries.extend(
-            loaded
-                .workflows
-                .iter()
-                .map(|l| Entry::from_loaded(EntryKind::Workflow, l)),
-        );
+        entries.extend(loaded.workflows.iter().map(|l| {
+            let mut entry = Entry::from_loaded(EntryKind::Workflow, l);
+            // Structure is checked by the loader; templates and jq programs by the planner.
+            if let Ok(obj) = &l.result
+                && let Err(errors) = muster_workflow::Plan::compile(&l.name, &obj.spec)
+            {
+                entry.valid = false;
+                entry
+                    .problems
+                    .extend(errors.violations().iter().map(|v| ProblemEntry {
+                        field: v.path.clone(),
+                        message: v.rule.clone(),
+                        line: None,
+                        column: None,
+                        text: v.to_string(),
+                    }));
+            }
+            entry
+        }));
         let valid_count = entries.iter().filter(|e| e.valid).count();
         let invalid_count = entries.len() - valid_count;
         Self {
