@@ -10,9 +10,7 @@ mod mcpserver;
 mod service;
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
 use muster_core::config::ConfigStore;
 use muster_core::event::{Event, EventLog, EventType};
 use muster_core::resource::{McpServer, ValidationContext};
@@ -166,28 +164,7 @@ impl ToolProvider for CoreTools {
     }
 
     fn service(&self) -> ToolService {
-        BoxCloneSyncService::new(CoreToolService {
-            tools: self.clone(),
-        })
-    }
-}
-
-/// The tower service behind [`CoreTools::service`].
-#[derive(Debug, Clone)]
-struct CoreToolService {
-    tools: CoreTools,
-}
-
-impl tower::Service<ToolCall> for CoreToolService {
-    type Response = CallToolResult;
-    type Error = ToolError;
-    type Future = BoxFuture<'static, Result<CallToolResult, ToolError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ToolError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, call: ToolCall) -> Self::Future {
-        Box::pin(self.tools.clone().call(call))
+        let tools = self.clone();
+        BoxCloneSyncService::new(tower::service_fn(move |call| tools.clone().call(call)))
     }
 }

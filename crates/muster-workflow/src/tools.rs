@@ -15,10 +15,8 @@ mod run;
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
-use std::task::{Context, Poll};
 
 use futures_util::StreamExt;
-use futures_util::future::BoxFuture;
 use muster_core::resource::workflow::WorkflowSpec;
 use muster_core::resource::{Object, ObjectKey, Workflow};
 use muster_core::store::{ExecutionStore, ResourceStore, StoreError};
@@ -254,28 +252,7 @@ impl ToolProvider for WorkflowTools {
     }
 
     fn service(&self) -> ToolService {
-        BoxCloneSyncService::new(WorkflowToolService {
-            tools: self.clone(),
-        })
-    }
-}
-
-/// The tower service behind [`WorkflowTools::service`].
-#[derive(Debug, Clone)]
-struct WorkflowToolService {
-    tools: WorkflowTools,
-}
-
-impl tower::Service<ToolCall> for WorkflowToolService {
-    type Response = CallToolResult;
-    type Error = ToolError;
-    type Future = BoxFuture<'static, Result<CallToolResult, ToolError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ToolError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, call: ToolCall) -> Self::Future {
-        Box::pin(self.tools.clone().call(call))
+        let tools = self.clone();
+        BoxCloneSyncService::new(tower::service_fn(move |call| tools.clone().call(call)))
     }
 }
