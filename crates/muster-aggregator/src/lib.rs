@@ -15,6 +15,8 @@
 //! `ToolProvider` contract.
 
 pub mod backend;
+#[cfg(feature = "bridge")]
+pub mod bridge;
 pub mod core_tools;
 pub mod layers;
 pub mod meta_tools;

@@ -217,7 +217,8 @@ impl Registry {
         self.inner.lock().backends.keys().cloned().collect()
     }
 
-    /// Rebuilds the snapshot now from every provider's current catalog.
+    /// Rebuilds the snapshot now from every provider's current catalog (published only when
+    /// something changed).
     pub fn refresh(&self) {
         let mut state = self.inner.lock();
         self.inner.rebuild(&mut state);
@@ -299,17 +300,22 @@ impl Inner {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Publishes a new snapshot of `state`. Runs with the state lock held, so snapshots are
-    /// published in the order the changes were made.
+    /// Publishes a new snapshot of `state` unless nothing visible changed. Runs with the
+    /// state lock held, so snapshots are published in the order the changes were made.
     fn rebuild(&self, state: &mut State) {
-        state.generation += 1;
         let backends: Vec<(&str, &BackendEntry)> = state
             .backends
             .iter()
             .map(|(server, entry)| (server.as_str(), &entry.value))
             .collect();
         let cores: Vec<&Arc<dyn ToolProvider>> = state.cores.iter().map(|c| &c.value).collect();
-        let catalog = build::build(&self.naming, &backends, &cores, state.generation);
+        let previous = self.snapshot.borrow().clone();
+        let generation = state.generation + 1;
+        let catalog = build::build(&self.naming, &backends, &cores, generation, &previous);
+        if catalog.same_content(&previous) {
+            return;
+        }
+        state.generation = generation;
         self.snapshot.send_replace(Arc::new(catalog));
         self.generation.send_replace(state.generation);
     }

@@ -21,12 +21,14 @@ pub(crate) struct BackendEntry {
     pub(crate) provider: Arc<dyn ToolProvider>,
 }
 
-/// The catalog of `backends` (sorted by server name) and `cores` (in order) at `generation`.
+/// The catalog of `backends` (sorted by server name) and `cores` (in order) at `generation`;
+/// `previous` is the snapshot it replaces.
 pub(crate) fn build(
     options: &NamingOptions,
     backends: &[(&str, &BackendEntry)],
     cores: &[&Arc<dyn ToolProvider>],
     generation: u64,
+    previous: &AggregatedCatalog,
 ) -> AggregatedCatalog {
     let catalogs: Vec<(&str, &BackendEntry, Arc<Catalog>)> = backends
         .iter()
@@ -38,7 +40,29 @@ pub(crate) fn build(
     let tools = tools(options, &catalogs, &core_catalogs);
     let prompts = prompts(options, &catalogs, &core_catalogs);
     let resources = resources(options, &catalogs, &core_catalogs);
-    AggregatedCatalog::new(generation, tools, prompts, resources)
+    let retired = retired(previous, &tools);
+    AggregatedCatalog::new(generation, tools, prompts, resources, retired)
+}
+
+/// Per-server names that `previous` exposed (or already remembered as gone) and `tools` no
+/// longer has, with their server: calling one answers "server not found", as the original
+/// does for a tool whose server stopped, rather than "tool not found".
+fn retired(previous: &AggregatedCatalog, tools: &[ExposedTool]) -> HashMap<String, String> {
+    let current: HashSet<&str> = tools.iter().map(ExposedTool::name).collect();
+    let mut retired: HashMap<String, String> = previous
+        .retired()
+        .iter()
+        .filter(|(name, _)| !current.contains(name.as_str()))
+        .map(|(name, server)| (name.clone(), server.clone()))
+        .collect();
+    for tool in previous.tools() {
+        if let ToolOrigin::Server { server } = tool.origin()
+            && !current.contains(tool.name())
+        {
+            retired.insert(tool.name().to_owned(), server.clone());
+        }
+    }
+    retired
 }
 
 fn tools(

@@ -57,15 +57,23 @@ pub(crate) struct Target {
     pub(crate) upstream: String,
 }
 
+impl PartialEq for Target {
+    /// Same upstream name on the same provider instance.
+    fn eq(&self, other: &Self) -> bool {
+        self.upstream == other.upstream
+            && std::ptr::addr_eq(Arc::as_ptr(&self.provider), Arc::as_ptr(&other.provider))
+    }
+}
+
 /// One member of a family tool.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FamilyTarget {
     pub(crate) server: String,
     pub(crate) target: Target,
 }
 
 /// How a call of an exposed tool is routed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Route {
     /// Straight to one provider.
     Single(Target),
@@ -78,7 +86,7 @@ pub(crate) enum Route {
 }
 
 /// One tool as clients see it, with its origin, labels and route.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExposedTool {
     tool: Tool,
     origin: ToolOrigin,
@@ -139,7 +147,7 @@ impl ExposedTool {
 }
 
 /// One prompt as clients see it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExposedPrompt {
     prompt: Prompt,
     origin: ItemOrigin,
@@ -182,7 +190,7 @@ impl ExposedPrompt {
 }
 
 /// One resource as clients see it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExposedResource {
     resource: Resource,
     origin: ItemOrigin,
@@ -232,6 +240,8 @@ pub struct AggregatedCatalog {
     prompt_index: HashMap<String, usize>,
     resources: Vec<ExposedResource>,
     resource_index: HashMap<String, usize>,
+    /// Per-server names exposed earlier whose server no longer offers them → that server.
+    retired: HashMap<String, String>,
 }
 
 impl AggregatedCatalog {
@@ -240,6 +250,7 @@ impl AggregatedCatalog {
         tools: Vec<ExposedTool>,
         prompts: Vec<ExposedPrompt>,
         resources: Vec<ExposedResource>,
+        retired: HashMap<String, String>,
     ) -> Self {
         let tool_index = index(tools.iter().map(ExposedTool::name));
         let core_tools = tools
@@ -257,12 +268,22 @@ impl AggregatedCatalog {
             prompt_index,
             resources,
             resource_index,
+            retired,
         }
     }
 
     /// Increases with every published snapshot.
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// Whether `other` exposes exactly the same items, routed to the same provider
+    /// instances (the generation aside).
+    pub(crate) fn same_content(&self, other: &Self) -> bool {
+        self.tools == other.tools
+            && self.prompts == other.prompts
+            && self.resources == other.resources
+            && self.retired == other.retired
     }
 
     /// Every exposed tool: MCP server tools (servers by name), family tools (by family and
@@ -304,6 +325,16 @@ impl AggregatedCatalog {
     /// The resource exposed under `uri`.
     pub fn resource(&self, uri: &str) -> Option<&ExposedResource> {
         self.resource_index.get(uri).map(|&i| &self.resources[i])
+    }
+
+    /// The server that used to expose the per-server tool `name` and no longer does.
+    pub fn retired_server(&self, name: &str) -> Option<&str> {
+        self.retired.get(name).map(String::as_str)
+    }
+
+    /// The per-server names exposed earlier that are gone now, with their former server.
+    pub(crate) fn retired(&self) -> &HashMap<String, String> {
+        &self.retired
     }
 
     /// What else than a tool `name` is (`prompt` or `resource`), for "wrong kind" errors.

@@ -34,6 +34,9 @@ fn resolve(
                 "name {name} is a {kind}, not a tool"
             )));
         }
+        if let Some(server) = catalog.retired_server(name) {
+            return Err(ToolError::failed(format!("server not found: {server}")));
+        }
         return Err(ToolError::UnknownTool {
             name: name.to_owned(),
         });

@@ -380,3 +380,54 @@ fn labels_come_from_meta() {
     assert_eq!(labels.get("team").map(String::as_str), Some("obs"));
     assert_eq!(labels.get("tier").map(String::as_str), Some("1"));
 }
+
+#[tokio::test]
+async fn tools_of_a_stopped_server_answer_server_not_found() {
+    let registry = Registry::new();
+    registry.upsert_backend(
+        "git",
+        BackendNaming::default(),
+        Fixed::new("git", &["status"]),
+    );
+    registry.upsert_backend("fs", BackendNaming::default(), Fixed::new("fs", &["read"]));
+    assert!(registry.remove_backend("git"));
+    // A later, unrelated change keeps the memory.
+    registry.upsert_backend("fs", BackendNaming::default(), Fixed::new("fs", &["write"]));
+    let table = [
+        ("x_git_status", "server not found: git"),
+        ("x_fs_read", "server not found: fs"),
+        ("x_git_never", "tool not found: x_git_never"),
+    ];
+    for (name, expected) in table {
+        let err = call(&registry, name, Value::Null).await.unwrap_err();
+        assert_eq!(err.to_string(), expected);
+    }
+    assert!(!registry.is_available("x_git_status", &CallContext::anonymous()));
+
+    // Back again: callable, and no longer remembered as gone.
+    registry.upsert_backend(
+        "git",
+        BackendNaming::default(),
+        Fixed::new("git", &["status"]),
+    );
+    assert!(call(&registry, "x_git_status", Value::Null).await.is_ok());
+    assert_eq!(registry.snapshot().retired_server("x_git_status"), None);
+}
+
+#[tokio::test]
+async fn unchanged_content_is_not_republished() {
+    let registry = Registry::new();
+    let provider = Fixed::new("git", &["status"]);
+    registry.upsert_backend("git", BackendNaming::default(), provider.clone());
+    let generation = registry.snapshot().generation();
+    registry.refresh();
+    registry.upsert_backend("git", BackendNaming::default(), provider.clone());
+    assert_eq!(registry.snapshot().generation(), generation);
+    // Another instance with the same tools must be routed to: that is a change.
+    registry.upsert_backend(
+        "git",
+        BackendNaming::default(),
+        Fixed::new("git", &["status"]),
+    );
+    assert_eq!(registry.snapshot().generation(), generation + 1);
+}

@@ -18,7 +18,9 @@ pub(crate) fn spawn_rebuilder(
 ) {
     runtime.spawn(async move {
         loop {
+            // Stopping wins over a change that arrived after the stop.
             tokio::select! {
+                biased;
                 () = stop.cancelled() => break,
                 () = dirty.notified() => {}
             }
@@ -41,7 +43,9 @@ pub(crate) fn spawn_revision_watcher(
     revisions.mark_unchanged();
     runtime.spawn(async move {
         loop {
+            // Stopping wins over a change that arrived after the stop.
             tokio::select! {
+                biased;
                 () = stop.cancelled() => break,
                 changed = revisions.changed() => {
                     if changed.is_err() {

@@ -164,3 +164,60 @@ async fn catalog_changes_notify_sessions_and_list_tools_follows() -> TestResult 
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stateless_2026_clients_are_served_as_default_user() -> TestResult {
+    use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let registry = Registry::new();
+    registry.set_core(Fixed::new(
+        "core",
+        vec![tool("core_whoami", "Session", json!({}))],
+    ));
+    let served = Served::start(registry).await;
+    let client = rmcp::model::ClientConfig::default()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(served.url()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await?;
+    let tools = client.list_all_tools().await?;
+    assert_eq!(tools.len(), META_TOOL_NAMES.len());
+    let params = CallToolRequestParams::new("call_tool")
+        .with_arguments(crate::support::object(json!({"name": "core_whoami"})));
+    let result = client.call_tool(params).await?;
+    let envelope: serde_json::Value = serde_json::from_str(crate::support::text(&result))?;
+    let body: serde_json::Value =
+        serde_json::from_str(envelope["content"][0]["text"].as_str().unwrap())?;
+    assert_eq!(body["session"], "default-user");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_session_answers_no_content() -> TestResult {
+    let served = Served::start(Registry::new()).await;
+    let host = format!("localhost:{}", served.addr.port());
+    let mut stream = tokio::net::TcpStream::connect(served.addr).await?;
+    stream.write_all(post_initialize(&host).as_bytes()).await?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await?;
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let session = response
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id");
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {host}\r\nMcp-Session-Id: {session}\r\nConnection: close\r\n\r\n"
+    );
+    let (status, _) = raw(&served, &delete).await;
+    assert!(status.contains(" 204 "), "{status}");
+    Ok(())
+}

@@ -168,9 +168,11 @@ impl ExecutionRecord {
     /// replaces the earlier one (a transition such as inprogress → completed); any other is
     /// appended.
     pub fn upsert_step(&mut self, step: StepRecord) {
+        // Transitions update recent records, so search from the end.
         match self
             .steps
             .iter_mut()
+            .rev()
             .find(|s| s.step_id == step.step_id && s.stored_as == step.stored_as)
         {
             Some(existing) => *existing = step,
@@ -208,6 +210,19 @@ impl ExecutionRecord {
             step_count: self.steps.len(),
             error: self.error.clone(),
         }
+    }
+
+    /// Replaces the payloads of `step` that exceed the per-payload limit (an eighth of
+    /// [`MAX_RECORD_BYTES`]) by the truncation marker; returns whether it did. Stores use it
+    /// to keep a record that is over the limit from growing by large payloads without
+    /// re-measuring the whole record on every step.
+    pub fn shrink_step_payloads(step: &mut StepRecord) -> bool {
+        size_guard::shrink_step(step)
+    }
+
+    /// The length of the record's compact JSON, measured without building it.
+    pub fn json_size(&self) -> usize {
+        size_guard::json_len(self)
     }
 
     /// Keeps the record within [`MAX_RECORD_BYTES`]; see [`size_guard`](self::size_guard).

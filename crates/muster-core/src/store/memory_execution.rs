@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::{ExecutionFilter, ExecutionPage, ExecutionStore, NewExecution, StoreError};
 use crate::resource::execution::{
-    ExecutionId, ExecutionOutcome, ExecutionRecord, RetentionPolicy, StepRecord,
+    ExecutionId, ExecutionOutcome, ExecutionRecord, MAX_RECORD_BYTES, RetentionPolicy, StepRecord,
 };
 
 /// An in-memory [`ExecutionStore`]. Clones share the same records.
@@ -17,7 +17,48 @@ use crate::resource::execution::{
 /// every write applies the record size limit.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryExecutionStore {
-    records: Arc<RwLock<HashMap<ExecutionId, ExecutionRecord>>>,
+    records: Arc<RwLock<HashMap<ExecutionId, Sized>>>,
+}
+
+/// A record with the length of its JSON, kept up to date as steps are recorded so the size
+/// limit is enforced without re-measuring the whole record on every step.
+#[derive(Debug, Clone)]
+struct Sized {
+    record: ExecutionRecord,
+    bytes: usize,
+}
+
+impl Sized {
+    fn new(mut record: ExecutionRecord) -> Self {
+        record.enforce_size_limit();
+        let bytes = record.json_size();
+        Self { record, bytes }
+    }
+
+    fn record_step(&mut self, mut step: StepRecord) {
+        if self.bytes > MAX_RECORD_BYTES && ExecutionRecord::shrink_step_payloads(&mut step) {
+            self.record.truncated = true;
+        }
+        let added = step_size(&step);
+        let removed = self
+            .record
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.step_id == step.step_id && s.stored_as == step.stored_as)
+            .map_or(0, step_size);
+        self.record.upsert_step(step);
+        self.bytes = (self.bytes + added).saturating_sub(removed);
+        if self.bytes > MAX_RECORD_BYTES && !self.record.truncated {
+            self.record.enforce_size_limit();
+            self.bytes = self.record.json_size();
+        }
+    }
+}
+
+fn step_size(step: &StepRecord) -> usize {
+    // The step's JSON plus the separating comma.
+    serde_json::to_vec(step).map_or(0, |b| b.len() + 1)
 }
 
 impl MemoryExecutionStore {
@@ -26,11 +67,7 @@ impl MemoryExecutionStore {
         Self::default()
     }
 
-    fn update(
-        &self,
-        id: &ExecutionId,
-        change: impl FnOnce(&mut ExecutionRecord),
-    ) -> Result<(), StoreError> {
+    fn update(&self, id: &ExecutionId, change: impl FnOnce(&mut Sized)) -> Result<(), StoreError> {
         let mut records = self.records.write().unwrap_or_else(PoisonError::into_inner);
         let record = records.get_mut(id).ok_or_else(|| StoreError::NotFound {
             kind: "WorkflowExecution",
@@ -38,7 +75,6 @@ impl MemoryExecutionStore {
         })?;
         // The write lock makes the change atomic for readers; no copy is needed.
         change(record);
-        record.enforce_size_limit();
         Ok(())
     }
 }
@@ -46,8 +82,11 @@ impl MemoryExecutionStore {
 #[async_trait]
 impl ExecutionStore for MemoryExecutionStore {
     async fn begin(&self, run: NewExecution) -> Result<ExecutionId, StoreError> {
-        let mut record = ExecutionRecord::started(run.workflow_name, run.input, run.started_at);
-        record.enforce_size_limit();
+        let record = Sized::new(ExecutionRecord::started(
+            run.workflow_name,
+            run.input,
+            run.started_at,
+        ));
         let mut records = self.records.write().unwrap_or_else(PoisonError::into_inner);
         if records.contains_key(&run.id) {
             return Err(StoreError::AlreadyExists {
@@ -60,7 +99,7 @@ impl ExecutionStore for MemoryExecutionStore {
     }
 
     async fn record_step(&self, id: &ExecutionId, step: StepRecord) -> Result<(), StoreError> {
-        self.update(id, |r| r.upsert_step(step))
+        self.update(id, |r| r.record_step(step))
     }
 
     async fn finish(
@@ -69,7 +108,11 @@ impl ExecutionStore for MemoryExecutionStore {
         outcome: ExecutionOutcome,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        self.update(id, |r| r.finish(outcome, at))
+        self.update(id, |r| {
+            r.record.finish(outcome, at);
+            r.record.enforce_size_limit();
+            r.bytes = r.record.json_size();
+        })
     }
 
     async fn get(&self, id: &ExecutionId) -> Result<Option<ExecutionRecord>, StoreError> {
@@ -78,15 +121,15 @@ impl ExecutionStore for MemoryExecutionStore {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(id)
-            .cloned())
+            .map(|s| s.record.clone()))
     }
 
     async fn list(&self, filter: &ExecutionFilter) -> Result<ExecutionPage, StoreError> {
         let records = self.records.read().unwrap_or_else(PoisonError::into_inner);
         let matching = records
             .iter()
-            .filter(|(_, r)| filter.matches(r))
-            .map(|(id, r)| r.summary(id));
+            .filter(|(_, s)| filter.matches(&s.record))
+            .map(|(id, s)| s.record.summary(id));
         Ok(filter.page(matching.collect()))
     }
 
@@ -96,7 +139,7 @@ impl ExecutionStore for MemoryExecutionStore {
         now: DateTime<Utc>,
     ) -> Result<usize, StoreError> {
         let mut records = self.records.write().unwrap_or_else(PoisonError::into_inner);
-        let expired = policy.expired(records.iter().map(|(id, r)| (id, r.started_at)), now);
+        let expired = policy.expired(records.iter().map(|(id, s)| (id, s.record.started_at)), now);
         for id in &expired {
             records.remove(id);
         }
@@ -187,6 +230,36 @@ mod tests {
         assert_eq!(
             store.list(&ExecutionFilter::default()).await.unwrap().total,
             1
+        );
+    }
+
+    #[tokio::test]
+    async fn records_over_the_limit_stop_growing_by_large_payloads() {
+        let store = MemoryExecutionStore::new();
+        let id = store
+            .begin(NewExecution::now("wf", json!({})))
+            .await
+            .unwrap();
+        let payload = "y".repeat(20 * 1024);
+        for i in 0..16 {
+            let mut s = step(&format!("s{i}"), StepStatus::Completed);
+            s.result = Some(json!({ "blob": payload }));
+            store.record_step(&id, s).await.unwrap();
+        }
+        let rec = store.get(&id).await.unwrap().unwrap();
+        assert!(
+            rec.json_size() > MAX_RECORD_BYTES,
+            "small payloads are kept"
+        );
+        let mut big = step("big", StepStatus::Completed);
+        big.result = Some(json!({ "blob": "z".repeat(40 * 1024) }));
+        store.record_step(&id, big).await.unwrap();
+        let rec = store.get(&id).await.unwrap().unwrap();
+        assert!(rec.truncated);
+        let last = rec.steps.last().unwrap();
+        assert_eq!(
+            last.result,
+            Some(json!(crate::resource::execution::TRUNCATION_MARKER))
         );
     }
 }

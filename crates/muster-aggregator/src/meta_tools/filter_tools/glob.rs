@@ -20,6 +20,9 @@ const SEPARATOR: char = '/';
 #[derive(Debug, Clone)]
 pub(in crate::meta_tools) struct Pattern {
     chars: Vec<char>,
+    /// The literal text every match starts with (up to the first special character): a
+    /// cheap first check before the full match.
+    prefix: String,
 }
 
 impl Pattern {
@@ -32,11 +35,18 @@ impl Pattern {
             rest = after;
             match_chunk(chunk, &[])?;
         }
-        Ok(Self { chars })
+        let prefix = chars
+            .iter()
+            .take_while(|c| !matches!(c, '*' | '?' | '[' | '\\'))
+            .collect();
+        Ok(Self { chars, prefix })
     }
 
     /// Whether `name` matches entirely. `buffer` is scratch space reused across calls.
     pub(in crate::meta_tools) fn matches(&self, name: &str, buffer: &mut Vec<char>) -> bool {
+        if !name.starts_with(&self.prefix) {
+            return false;
+        }
         buffer.clear();
         buffer.extend(name.chars());
         matches_chars(&self.chars, buffer).unwrap_or(false)

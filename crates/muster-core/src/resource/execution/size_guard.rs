@@ -23,8 +23,7 @@ pub(super) fn enforce(record: &mut ExecutionRecord) -> bool {
     let mut changed = shrink_input(&mut record.input);
     changed |= shrink_result(&mut record.result);
     for step in &mut record.steps {
-        changed |= shrink_input(&mut step.input);
-        changed |= shrink_result(&mut step.result);
+        changed |= shrink_step(step);
     }
     if changed {
         record.truncated = true;
@@ -32,8 +31,14 @@ pub(super) fn enforce(record: &mut ExecutionRecord) -> bool {
     changed
 }
 
+/// Replaces the payloads of one step that exceed the per-payload limit.
+pub(super) fn shrink_step(step: &mut super::StepRecord) -> bool {
+    let input = shrink_input(&mut step.input);
+    shrink_result(&mut step.result) | input
+}
+
 /// The length of `v`'s compact JSON, counted without building it.
-fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+pub(super) fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
     struct Counter(usize);
     impl std::io::Write for Counter {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
