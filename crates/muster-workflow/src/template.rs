@@ -55,6 +55,7 @@ mod gofmt;
 mod gotime;
 mod lex;
 mod parse;
+mod roots;
 mod strconv;
 mod typed;
 mod unicode;
@@ -64,6 +65,7 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+pub use roots::Roots;
 pub use typed::{TemplateTree, render_tree};
 
 /// The name given to templates parsed with [`Template::parse`].
@@ -216,13 +218,25 @@ impl Template {
 
     /// Renders to text with Go's `text/template` semantics.
     pub fn render(&self, data: &Json) -> Result<String, TemplateError> {
+        self.render_data(value::Value::from_json(data))
+    }
+
+    /// Renders to text against borrowed roots (no copy of the data).
+    pub fn render_in(&self, roots: &Roots<'_>) -> Result<String, TemplateError> {
+        self.render_data(roots.to_value())
+    }
+
+    pub(crate) fn render_data<'a>(
+        &'a self,
+        data: value::Value<'a>,
+    ) -> Result<String, TemplateError> {
         let trees = self.trees()?;
         exec::execute(
             trees,
             &self.inner.source,
             &self.inner.name,
             self.missing_key == MissingKey::Error,
-            value::Value::from_json(data),
+            data,
         )
         .map_err(|m| self.exec_error(m))
     }
@@ -230,5 +244,10 @@ impl Template {
     /// Renders to a typed JSON value (see the module documentation).
     pub fn render_value(&self, data: &Json) -> Result<Json, TemplateError> {
         typed::render_value(self, data)
+    }
+
+    /// Renders to a typed JSON value against borrowed roots (no copy of the data).
+    pub fn render_value_in(&self, roots: &Roots<'_>) -> Result<Json, TemplateError> {
+        typed::render_value_in(self, roots)
     }
 }

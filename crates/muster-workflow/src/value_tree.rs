@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::template::{Template, TemplateError};
+use crate::template::{Roots, Template, TemplateError};
 
 /// How a rendered leaf becomes a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,11 +59,11 @@ impl Node {
     }
 
     /// Renders the tree against `data`.
-    pub(crate) fn render(&self, data: &Value, mode: LeafMode) -> Result<Value, LeafError> {
+    pub(crate) fn render(&self, data: &Roots<'_>, mode: LeafMode) -> Result<Value, LeafError> {
         self.render_at(data, mode, "")
     }
 
-    fn render_at(&self, data: &Value, mode: LeafMode, path: &str) -> Result<Value, LeafError> {
+    fn render_at(&self, data: &Roots<'_>, mode: LeafMode, path: &str) -> Result<Value, LeafError> {
         match self {
             Node::Literal(v) => Ok(v.clone()),
             Node::Template {
@@ -71,7 +71,7 @@ impl Node {
                 single_action,
                 ..
             } => {
-                let value = template.render_value(data).map_err(|error| LeafError {
+                let value = template.render_value_in(data).map_err(|error| LeafError {
                     path: path.to_owned(),
                     error,
                 })?;

@@ -19,7 +19,7 @@ impl Runner {
     ) -> Result<ConditionInfo, Halt> {
         let (tool, subject) = match &cond.source {
             ConditionSource::Template(t) => {
-                let value = t.render_value(scope.data()).map_err(|e| {
+                let value = t.render_value_in(&scope.roots()).map_err(|e| {
                     Halt::Engine(format!(
                         "failed to evaluate condition template for step {step_id}: {e}"
                     ))
@@ -47,7 +47,7 @@ impl Runner {
                 (format!("from_step:{from}"), subject)
             }
             ConditionSource::Tool { tool, args } => {
-                let args = args.render(scope.data(), LeafMode::Arguments).map_err(|e| {
+                let args = args.render(&scope.roots(), LeafMode::Arguments).map_err(|e| {
                     Halt::Engine(format!(
                         "failed to resolve condition arguments for step {step_id}: argument '{}': {}",
                         e.path, e.error
@@ -113,13 +113,13 @@ impl Runner {
         else {
             return false;
         };
-        let data = scope.data_with_result(result);
+        let data = scope.roots_with_result(result);
         e.json_path.iter().all(|(key, key_template, expected)| {
             let actual = match key_template {
-                Some(t) => t.render_value(&data).ok(),
+                Some(t) => t.render_value_in(&data).ok(),
                 None => navigate(result, key).ok().cloned(),
             };
-            let expected = expected.render(scope.data(), LeafMode::Arguments).ok();
+            let expected = expected.render(&scope.roots(), LeafMode::Arguments).ok();
             matches!((actual, expected), (Some(a), Some(b)) if loosely_equal(&a, &b))
         })
     }

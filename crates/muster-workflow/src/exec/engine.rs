@@ -245,7 +245,7 @@ fn finish_document(
     let Some(output) = &plan.output else {
         return (default_document(plan, scope, run, debug, "completed"), None);
     };
-    let rendered = output.render(scope.data(), LeafMode::Typed).map_err(|e| {
+    let rendered = output.render(&scope.roots(), LeafMode::Typed).map_err(|e| {
         let at = if e.path.is_empty() {
             "output".to_owned()
         } else {

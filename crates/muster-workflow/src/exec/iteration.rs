@@ -37,7 +37,7 @@ impl Runner {
         else {
             return Fragment::default();
         };
-        let items = match items.render_value(scope.data()) {
+        let items = match items.render_value_in(&scope.roots()) {
             Ok(Value::Array(items)) => items,
             Ok(other) => {
                 let kind = match other {
@@ -59,6 +59,11 @@ impl Runner {
                 )));
             }
         };
+        // Each iteration starts from a copy of the scope: freeze it once so the copies share
+        // the results recorded so far instead of duplicating them.
+        let mut frozen = scope.clone();
+        frozen.freeze();
+        let scope = &frozen;
         let stop = AtomicBool::new(false);
         let iterations: Vec<Iteration> = if *parallelism <= 1 {
             // One after another: each iteration sees the results of the ones before it.
@@ -194,7 +199,7 @@ impl Runner {
         out.results.extend(last);
         let records = Value::Array(records);
         let value = match &step.jq {
-            Some(q) => match q.run(&records, scope.input(), scope.vars()) {
+            Some(q) => match q.run(&records, scope.input(), &scope.vars()) {
                 Ok(v) => v,
                 Err(e) => {
                     out.failed = true;

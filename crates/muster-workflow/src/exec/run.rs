@@ -158,7 +158,7 @@ impl Runner {
         scope: &Scope,
         suffix: &str,
     ) -> Fragment {
-        let args = match args.render(scope.data(), LeafMode::Arguments) {
+        let args = match args.render(&scope.roots(), LeafMode::Arguments) {
             Ok(a) => a,
             Err(e) => {
                 return Fragment::halted(Halt::Engine(format!(
@@ -190,7 +190,7 @@ impl Runner {
         };
         let outcome = outcome.and_then(|value| match &step.jq {
             Some(q) => q
-                .run(&value, scope.input(), scope.vars())
+                .run(&value, scope.input(), &scope.vars())
                 .map_err(|e| e.to_string()),
             None => Ok(value),
         });

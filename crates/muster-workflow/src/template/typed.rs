@@ -16,6 +16,18 @@ pub(crate) struct Segment {
     indices: Vec<usize>,
 }
 
+impl Segment {
+    /// The key of the segment.
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The indices after the key.
+    pub(crate) fn indices(&self) -> &[usize] {
+        &self.indices
+    }
+}
+
 /// The shape of a template's text, which decides how [`Template::render_value`] types it.
 #[derive(Clone, Debug)]
 pub(crate) enum Shape {
@@ -97,7 +109,7 @@ fn parse_ref_path(src: &str) -> Option<Vec<Segment>> {
 }
 
 /// Follows a reference path through JSON; `None` on any navigation error.
-fn navigate<'a>(data: &'a Json, path: &[Segment]) -> Option<&'a Json> {
+pub(crate) fn navigate<'a>(data: &'a Json, path: &[Segment]) -> Option<&'a Json> {
     let mut cur = data;
     for seg in path {
         cur = cur.as_object()?.get(&seg.key)?;
@@ -145,12 +157,30 @@ fn float_json(f: f64) -> Json {
 }
 
 pub(crate) fn render_value(t: &Template, data: &Json) -> Result<Json, TemplateError> {
+    render_value_with(t, Value::from_json(data), |path| {
+        navigate(data, path).cloned()
+    })
+}
+
+/// [`render_value`] against borrowed roots.
+pub(crate) fn render_value_in(
+    t: &Template,
+    roots: &super::Roots<'_>,
+) -> Result<Json, TemplateError> {
+    render_value_with(t, roots.to_value(), |path| roots.navigate(path))
+}
+
+fn render_value_with<'a>(
+    t: &'a Template,
+    data: Value<'a>,
+    navigate_ref: impl Fn(&[Segment]) -> Option<Json>,
+) -> Result<Json, TemplateError> {
     let inner = &t.inner;
     match &inner.shape {
         Shape::Literal => return Ok(Json::String(inner.source.clone())),
         Shape::RefPath(path) => {
-            if let Some(v) = navigate(data, path) {
-                return Ok(v.clone());
+            if let Some(v) = navigate_ref(path) {
+                return Ok(v);
             }
         }
         Shape::SingleAction | Shape::Mixed => {}
@@ -165,12 +195,12 @@ pub(crate) fn render_value(t: &Template, data: &Json) -> Result<Json, TemplateEr
                 &inner.name,
                 t.missing_key == MissingKey::Error,
                 pipe,
-                Value::from_json(data),
+                data,
             )
             .map_err(|m| t.exec_error(m))?;
             Ok(to_json(&v))
         }
-        None => t.render(data).map(Json::String),
+        None => t.render_data(data).map(Json::String),
     }
 }
 
