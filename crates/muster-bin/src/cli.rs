@@ -4,6 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod client;
+
+pub(crate) use self::client::*;
+
 /// What `muster --version` prints after the binary name.
 pub(crate) const VERSION: &str = concat!("version ", env!("CARGO_PKG_VERSION"));
 
@@ -35,6 +39,31 @@ pub(crate) enum Command {
     Schema(SchemaArgs),
     /// Print the version.
     Version,
+    /// Bridge an IDE to muster: `--mcp-server` serves MCP on stdio and forwards every
+    /// message to a running muster.
+    Agent(AgentArgs),
+    /// List MCP servers, workflows, services, tools, executions, resources or prompts.
+    List(ListArgs),
+    /// Show one MCP server, workflow, service, tool, execution, resource or prompt.
+    Get(GetArgs),
+    /// Define an MCP server or a workflow.
+    Create(CreateArgs),
+    /// Start a service (an MCP server), or run a workflow with `start workflow NAME`.
+    Start(StartArgs),
+    /// Stop a service (an MCP server).
+    Stop(StopArgs),
+    /// Check whether an MCP server runs or a workflow is available; exit 1 when not.
+    Check(CheckArgs),
+    /// Call any tool through call_tool and print its result.
+    Call(CallArgs),
+    /// Show events of MCP servers and workflows, newest first (or follow them).
+    Events(EventsArgs),
+    /// Run a workflow, showing the progress of its steps.
+    Run(RunArgs),
+    /// Manage named muster endpoints in ~/.config/muster/contexts.yaml.
+    Context(ContextArgs),
+    /// Print a shell completion script.
+    Completion(CompletionArgs),
 }
 
 /// Arguments of `muster serve`.

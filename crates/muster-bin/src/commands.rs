@@ -1,6 +1,17 @@
 //! One module per subcommand; [`run`] dispatches.
 
+mod agent;
+mod call;
+mod completion;
+mod context;
+mod create;
+mod events;
+mod get;
+mod lifecycle;
+mod list;
 mod paths;
+mod remote;
+mod run;
 mod schema;
 mod serve;
 mod validate;
@@ -17,5 +28,17 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Validate(args) => validate::run(&args),
         Command::Schema(args) => schema::run(&args),
         Command::Version => Ok(version::run()),
+        Command::Agent(args) => agent::run(&args),
+        Command::List(args) => list::run(&args),
+        Command::Get(args) => get::run(&args),
+        Command::Create(args) => create::run(&args),
+        Command::Start(args) => lifecycle::start(&args),
+        Command::Stop(args) => lifecycle::stop(&args),
+        Command::Check(args) => lifecycle::check(&args),
+        Command::Call(args) => call::run(&args),
+        Command::Events(args) => events::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Context(args) => context::run(&args.command),
+        Command::Completion(args) => Ok(completion::run(&args)),
     }
 }

@@ -5,7 +5,9 @@
 //! usage errors.
 
 mod cli;
+mod client;
 mod commands;
+mod output;
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;

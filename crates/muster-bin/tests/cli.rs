@@ -268,3 +268,92 @@ fn version_is_printed_both_ways() {
         assert_eq!(stdout(&output), expected, "{args:?}");
     }
 }
+
+/// `--help` of `muster` and of every subcommand, found by walking the `Commands:` sections.
+fn cli_reference() -> String {
+    let mut doc = String::from(
+        "# `muster` command-line reference\n\n\
+         <!-- Generated from the `--help` output of every command by the `cli_reference_is_current`\n\
+         test of crates/muster-bin/tests/cli.rs; rewrite it with\n\
+         `BLESS=1 cargo test -p muster-bin --test cli cli_reference_is_current`. -->\n\n\
+         Exit codes: 0 success, 1 failure (including a tool that reports an error), 2 usage\n\
+         errors.\n\n\
+         Client commands find muster by this precedence: `--endpoint` (or `MUSTER_ENDPOINT`),\n\
+         `--context` (or `MUSTER_CONTEXT`), the current context of\n\
+         `~/.config/muster/contexts.yaml`, then `http://<host>:<port>/mcp` from the\n\
+         `config.yaml` of `--config-path`.\n",
+    );
+    let mut pending = vec![Vec::<String>::new()];
+    while let Some(path) = pending.pop() {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let output = Command::new(env!("CARGO_BIN_EXE_muster"))
+            .args(&args)
+            .env_remove("RUST_LOG")
+            .env_remove("MUSTER_ENDPOINT")
+            .env_remove("MUSTER_CONTEXT")
+            .output()
+            .expect("the muster binary runs");
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        let help = stdout(&output);
+        let title = std::iter::once("muster")
+            .chain(path.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        doc.push_str(&format!(
+            "\n## `{title}`\n\n```text\n{}\n```\n",
+            help.trim_end()
+        ));
+        let mut children: Vec<Vec<String>> = help
+            .split("\nCommands:\n")
+            .nth(1)
+            .map(|section| {
+                section
+                    .lines()
+                    .take_while(|l| !l.trim().is_empty())
+                    .filter(|l| l.starts_with("  ") && !l.starts_with("        "))
+                    .filter_map(|l| l.split_whitespace().next())
+                    .filter(|name| *name != "help")
+                    .map(|name| {
+                        let mut child = path.clone();
+                        child.push(name.to_owned());
+                        child
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        children.reverse();
+        pending.extend(children);
+    }
+    doc
+}
+
+#[test]
+fn cli_reference_is_current() {
+    let generated = cli_reference();
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reference/cli.md");
+    if std::env::var_os("BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&committed, &generated).unwrap();
+        return;
+    }
+    let text = std::fs::read_to_string(&committed).unwrap_or_default();
+    assert!(
+        text == generated,
+        "docs/reference/cli.md is stale: rerun with BLESS=1 and review the diff"
+    );
+}
+
+#[test]
+fn completion_scripts_are_generated() {
+    for (shell, marker) in [
+        ("bash", "_muster()"),
+        ("zsh", "#compdef muster"),
+        ("fish", "complete -c muster"),
+    ] {
+        let output = muster(&["completion", shell]);
+        assert!(output.status.success(), "{shell}: {output:?}");
+        let script = stdout(&output);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(script.contains("mcpserver"), "{shell} completes kinds");
+    }
+}
