@@ -30,7 +30,7 @@ pub(crate) struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Run the aggregator: serve MCP at http://<host>:<port>/mcp for the servers and
+    /// Run the aggregator: serve MCP at http://HOST:PORT/mcp for the servers and
     /// workflows of a config directory.
     Serve(ServeArgs),
     /// Check config.yaml and every MCPServer and Workflow definition of a config directory.

@@ -1,4 +1,4 @@
-//! One module per subcommand; [`run`] dispatches.
+//! One module per subcommand; [`run()`] dispatches.
 
 mod agent;
 mod call;

@@ -225,7 +225,8 @@ impl ExecutionRecord {
         size_guard::json_len(self)
     }
 
-    /// Keeps the record within [`MAX_RECORD_BYTES`]; see [`size_guard`](self::size_guard).
+    /// Keeps the record within [`MAX_RECORD_BYTES`]: payloads over an eighth of it are replaced
+    /// by [`TRUNCATION_MARKER`] and `truncated` is set.
     /// Returns whether anything was truncated.
     pub fn enforce_size_limit(&mut self) -> bool {
         size_guard::enforce(self)
