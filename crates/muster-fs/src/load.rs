@@ -15,7 +15,8 @@ pub use error::{LoadDirError, LoadError, Problem};
 
 use crate::codec::from_yaml;
 use crate::layout::{CONFIG_FILE, DefinitionFile, Layout};
-use definition::{Definition, load_definition};
+use crate::store::FsKind as Definition;
+use definition::load_definition;
 
 /// A muster config directory in filesystem mode.
 ///

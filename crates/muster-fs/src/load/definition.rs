@@ -1,53 +1,11 @@
 //! Reading and validating one definition file of a given kind.
 
-use muster_core::resource::mcp_server::McpServerDefinition;
-use muster_core::resource::workflow::WorkflowSpec;
-use muster_core::{
-    API_VERSION, Kind, McpServer, Meta, Object, ValidationContext, ValidationErrors, Workflow,
-};
-use serde::de::DeserializeOwned;
+use muster_core::{API_VERSION, Object, ValidationContext};
 
 use super::LoadError;
 use crate::document::{DecodeError, Expected, decode_document};
-use crate::layout::{DefinitionDir, DefinitionFile, Layout};
-
-/// A kind read from definition files: the form its spec is written in and how that form
-/// becomes the validated spec.
-pub(crate) trait Definition: Kind + DefinitionDir {
-    /// The spec as written in a file.
-    type Written: DeserializeOwned;
-
-    /// Validates the written spec, returning every violation.
-    fn validate(
-        written: Self::Written,
-        metadata: &Meta,
-        ctx: &ValidationContext,
-    ) -> Result<Self::Spec, ValidationErrors>;
-}
-
-impl Definition for McpServer {
-    type Written = McpServerDefinition;
-
-    fn validate(
-        written: McpServerDefinition,
-        metadata: &Meta,
-        ctx: &ValidationContext,
-    ) -> Result<Self::Spec, ValidationErrors> {
-        written.validate_named(&metadata.name, metadata.namespace_or_default(), ctx)
-    }
-}
-
-impl Definition for Workflow {
-    type Written = WorkflowSpec;
-
-    fn validate(
-        written: WorkflowSpec,
-        _metadata: &Meta,
-        _ctx: &ValidationContext,
-    ) -> Result<Self::Spec, ValidationErrors> {
-        written.validate().map(|()| written)
-    }
-}
+use crate::layout::{DefinitionFile, Layout};
+use crate::store::FsKind as Definition;
 
 /// Reads, decodes and validates one definition file.
 ///
