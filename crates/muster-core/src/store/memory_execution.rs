@@ -26,13 +26,20 @@ pub struct MemoryExecutionStore {
 struct Sized {
     record: ExecutionRecord,
     bytes: usize,
+    /// Position of each step record by `(step_id, stored_as)`, so a transition finds its
+    /// record without scanning a long loop's records.
+    positions: HashMap<(String, Option<String>), usize>,
 }
 
 impl Sized {
     fn new(mut record: ExecutionRecord) -> Self {
         record.enforce_size_limit();
         let bytes = record.json_size();
-        Self { record, bytes }
+        Self {
+            record,
+            bytes,
+            positions: HashMap::new(),
+        }
     }
 
     fn record_step(&mut self, mut step: StepRecord) {
@@ -40,14 +47,19 @@ impl Sized {
             self.record.truncated = true;
         }
         let added = step_size(&step);
-        let removed = self
-            .record
-            .steps
-            .iter()
-            .rev()
-            .find(|s| s.step_id == step.step_id && s.stored_as == step.stored_as)
-            .map_or(0, step_size);
-        self.record.upsert_step(step);
+        let key = (step.step_id.clone(), step.stored_as.clone());
+        let removed = match self.positions.get(&key) {
+            Some(&i) => {
+                let removed = step_size(&self.record.steps[i]);
+                self.record.steps[i] = step;
+                removed
+            }
+            None => {
+                self.positions.insert(key, self.record.steps.len());
+                self.record.steps.push(step);
+                0
+            }
+        };
         self.bytes = (self.bytes + added).saturating_sub(removed);
         if self.bytes > MAX_RECORD_BYTES && !self.record.truncated {
             self.record.enforce_size_limit();
