@@ -109,6 +109,19 @@ pub enum AggregatorTransport {
     Stdio,
 }
 
+/// How a family tool treats members whose tool descriptions differ.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FamilyDescriptionRule {
+    /// Descriptions never split a family tool; it carries the most common description (the
+    /// CRD reference's rule).
+    #[default]
+    Majority,
+    /// A tool whose description differs between members is exposed under each member's own
+    /// name (the rule of muster's Go releases).
+    MustMatch,
+}
+
 /// The `aggregator` section.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
@@ -121,6 +134,8 @@ pub struct AggregatorConfig {
     pub transport: AggregatorTransport,
     /// Prefix of backend tools (default `x`).
     pub muster_prefix: String,
+    /// How family tools treat members whose tool descriptions differ (default `majority`).
+    pub family_descriptions: FamilyDescriptionRule,
     /// Extra `Host` header values the MCP endpoint accepts besides loopback names (needed
     /// behind a Kubernetes Service or Ingress); `["*"]` accepts any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -138,6 +153,7 @@ impl Default for AggregatorConfig {
             host: "localhost".to_owned(),
             transport: AggregatorTransport::default(),
             muster_prefix: "x".to_owned(),
+            family_descriptions: FamilyDescriptionRule::default(),
             allowed_hosts: Vec::new(),
             admin: AdminConfig::default(),
             oauth: OAuthConfig::default(),
@@ -329,6 +345,18 @@ mod tests {
         assert_eq!(cfg.aggregator.muster_prefix, "x");
         assert_eq!(cfg.namespace(), "default");
         assert_eq!(cfg.aggregator.endpoint(), "http://localhost:18000/mcp");
+        assert_eq!(
+            cfg.aggregator.family_descriptions,
+            FamilyDescriptionRule::Majority
+        );
+        let go: MusterConfig = serde_json::from_value(serde_json::json!({
+            "aggregator": { "familyDescriptions": "mustMatch" }
+        }))
+        .unwrap();
+        assert_eq!(
+            go.aggregator.family_descriptions,
+            FamilyDescriptionRule::MustMatch
+        );
     }
 
     #[test]

@@ -8,10 +8,11 @@ use std::time::Duration;
 use anyhow::{Context as _, bail};
 use muster_aggregator::backend::BackendOptions;
 use muster_aggregator::core_tools::CoreTools;
-use muster_aggregator::naming::NamingOptions;
+use muster_aggregator::naming::{FamilyDescriptions, NamingOptions};
 use muster_aggregator::registry::Registry;
 use muster_aggregator::server::Aggregator;
 use muster_aggregator::services::{AggregatorEndpoint, McpServerReconciler, Services};
+use muster_core::config::FamilyDescriptionRule;
 use muster_core::resource::execution::RetentionPolicy;
 use muster_core::resource::{McpServer, Workflow};
 use muster_core::store::{ExecutionStore, ResourceStore};
@@ -91,6 +92,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     // Services and tools.
     let mut naming = NamingOptions::default();
     naming.muster_prefix = config.aggregator.muster_prefix.clone();
+    naming.family_descriptions = match config.aggregator.family_descriptions {
+        FamilyDescriptionRule::MustMatch => FamilyDescriptions::MustMatch,
+        _ => FamilyDescriptions::Majority,
+    };
     let registry = Registry::builder().naming(naming).build();
     let options = BackendOptions::from_env()?.with_namespace(&namespace);
     let endpoint = config.aggregator.endpoint();
