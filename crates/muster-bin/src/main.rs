@@ -18,7 +18,8 @@ use tracing_subscriber::filter::LevelFilter;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    init_tracing(cli.debug);
+    let silent = matches!(&cli.command, cli::Command::Serve(args) if args.silent);
+    init_tracing(cli.debug, silent);
     match commands::run(cli.command) {
         Ok(code) => code,
         Err(err) => {
@@ -29,10 +30,12 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr so they never mix with a command's output, in colour only on a terminal.
-/// `RUST_LOG` sets the filter; without it the level is `debug` with `--debug` and `warn`
-/// otherwise.
-fn init_tracing(debug: bool) {
-    let default = if debug {
+/// `RUST_LOG` sets the filter; without it the level is `error` for `serve --silent`, `debug`
+/// with `--debug` and `warn` otherwise.
+fn init_tracing(debug: bool, silent: bool) {
+    let default = if silent {
+        LevelFilter::ERROR
+    } else if debug {
         LevelFilter::DEBUG
     } else {
         LevelFilter::WARN
