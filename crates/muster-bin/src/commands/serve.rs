@@ -94,7 +94,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     naming.muster_prefix = config.aggregator.muster_prefix.clone();
     naming.family_descriptions = match config.aggregator.family_descriptions {
         FamilyDescriptionRule::MustMatch => FamilyDescriptions::MustMatch,
-        _ => FamilyDescriptions::Majority,
+        FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
     let registry = Registry::builder().naming(naming).build();
     let options = BackendOptions::from_env()?.with_namespace(&namespace);
