@@ -5,6 +5,9 @@
 //! embedders and the test double everywhere), YAML files in `muster-fs`, custom resources in
 //! `muster-k8s`. A backend may implement only the kinds it cares about.
 
+#[cfg(any(test, feature = "testing"))]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod conformance;
 mod error;
 mod execution;
 mod memory;

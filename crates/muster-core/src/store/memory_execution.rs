@@ -161,88 +161,15 @@ impl ExecutionStore for MemoryExecutionStore {
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeDelta;
     use serde_json::json;
 
     use super::*;
-    use crate::resource::execution::{ExecutionStatus, StepStatus};
-
-    fn step(id: &str, status: StepStatus) -> StepRecord {
-        StepRecord {
-            step_id: id.to_owned(),
-            tool: Some("x_t".to_owned()),
-            status,
-            started_at: Utc::now(),
-            completed_at: None,
-            duration_ms: 0,
-            input: json!({}),
-            result: None,
-            error: None,
-            stored_as: Some(id.to_owned()),
-        }
-    }
+    use crate::resource::execution::StepStatus;
+    use crate::store::conformance::step;
 
     #[tokio::test]
-    async fn lifecycle_listing_and_pruning() {
-        let store = MemoryExecutionStore::new();
-        let id = store
-            .begin(NewExecution::now("wf", json!({"x": 1})))
-            .await
-            .unwrap();
-        store
-            .record_step(&id, step("a", StepStatus::Inprogress))
-            .await
-            .unwrap();
-        store
-            .record_step(&id, step("a", StepStatus::Completed))
-            .await
-            .unwrap();
-        store
-            .record_step(&id, step("b", StepStatus::Failed))
-            .await
-            .unwrap();
-        store
-            .finish(&id, ExecutionOutcome::Failed("boom".into()), Utc::now())
-            .await
-            .unwrap();
-        let rec = store.get(&id).await.unwrap().unwrap();
-        assert_eq!(rec.status, ExecutionStatus::Failed);
-        assert_eq!(
-            rec.steps.len(),
-            2,
-            "the transition of a replaced its first record"
-        );
-        assert_eq!(rec.steps[0].status, StepStatus::Completed);
-
-        let mut old = NewExecution::now("other", json!({}));
-        old.started_at = Utc::now() - TimeDelta::days(30);
-        store.begin(old).await.unwrap();
-        let page = store
-            .list(&ExecutionFilter {
-                limit: 1,
-                ..ExecutionFilter::default()
-            })
-            .await
-            .unwrap();
-        assert_eq!((page.total, page.items.len(), page.has_more), (2, 1, true));
-        assert_eq!(page.items[0].workflow_name, "wf", "newest first");
-        let only_other = ExecutionFilter {
-            workflow_name: Some("other".into()),
-            ..ExecutionFilter::default()
-        };
-        assert_eq!(store.list(&only_other).await.unwrap().total, 1);
-
-        assert_eq!(
-            store
-                .prune(&RetentionPolicy::default(), Utc::now())
-                .await
-                .unwrap(),
-            1
-        );
-        assert_eq!(
-            store.list(&ExecutionFilter::default()).await.unwrap().total,
-            1
-        );
+    async fn passes_the_conformance_checks() {
+        crate::store::conformance::execution_store_lifecycle(&MemoryExecutionStore::new()).await;
     }
 
     #[tokio::test]

@@ -9,20 +9,7 @@ use super::*;
 
 mod crash;
 
-fn step(id: &str, status: StepStatus) -> StepRecord {
-    StepRecord {
-        step_id: id.to_owned(),
-        tool: Some("x_t".to_owned()),
-        status,
-        started_at: Utc::now(),
-        completed_at: None,
-        duration_ms: 0,
-        input: json!({}),
-        result: None,
-        error: None,
-        stored_as: Some(id.to_owned()),
-    }
-}
+use muster_core::store::conformance::step;
 
 async fn open(dir: &Path) -> (FsExecutionStore, OpenReport) {
     FsExecutionStore::open(dir).await.unwrap()
@@ -39,76 +26,15 @@ fn file_names(dir: &Path) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn lifecycle_listing_and_pruning() {
+async fn passes_the_conformance_checks_and_deletes_pruned_files() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = open(dir.path()).await;
-    let id = store
-        .begin(NewExecution::now("wf", json!({"x": 1})))
-        .await
-        .unwrap();
-    store
-        .record_step(&id, step("a", StepStatus::Inprogress))
-        .await
-        .unwrap();
-    store
-        .record_step(&id, step("a", StepStatus::Completed))
-        .await
-        .unwrap();
-    store
-        .record_step(&id, step("b", StepStatus::Failed))
-        .await
-        .unwrap();
-    store
-        .finish(&id, ExecutionOutcome::Failed("boom".into()), Utc::now())
-        .await
-        .unwrap();
-    let rec = store.get(&id).await.unwrap().unwrap();
-    assert_eq!(rec.status, ExecutionStatus::Failed);
-    assert_eq!(
-        rec.steps.len(),
-        2,
-        "the transition of a replaced its first record"
+    let ids = muster_core::store::conformance::execution_store_lifecycle(&store).await;
+    assert!(store.record_path(&ids.kept).exists());
+    assert!(
+        !store.record_path(&ids.pruned).exists(),
+        "the file is deleted"
     );
-    assert_eq!(rec.steps[0].status, StepStatus::Completed);
-
-    let mut old = NewExecution::now("other", json!({}));
-    old.started_at = Utc::now() - TimeDelta::days(30);
-    let old_id = store.begin(old).await.unwrap();
-    let page = store
-        .list(&ExecutionFilter {
-            limit: 1,
-            ..ExecutionFilter::default()
-        })
-        .await
-        .unwrap();
-    assert_eq!((page.total, page.items.len(), page.has_more), (2, 1, true));
-    assert_eq!(page.items[0].workflow_name, "wf", "newest first");
-    let only_other = ExecutionFilter {
-        workflow_name: Some("other".into()),
-        ..ExecutionFilter::default()
-    };
-    assert_eq!(store.list(&only_other).await.unwrap().total, 1);
-    let only_failed = ExecutionFilter {
-        status: Some(ExecutionStatus::Failed),
-        ..ExecutionFilter::default()
-    };
-    assert_eq!(store.list(&only_failed).await.unwrap().items[0].id, id);
-
-    assert!(store.record_path(&old_id).exists());
-    assert_eq!(
-        store
-            .prune(&RetentionPolicy::default(), Utc::now())
-            .await
-            .unwrap(),
-        1
-    );
-    assert_eq!(
-        store.list(&ExecutionFilter::default()).await.unwrap().total,
-        1
-    );
-    assert!(!store.record_path(&old_id).exists(), "the file is deleted");
-    assert_eq!(store.get(&old_id).await.unwrap(), None);
-    assert_eq!(file_names(dir.path()), [format!("{id}.yaml")]);
 }
 
 #[tokio::test]
