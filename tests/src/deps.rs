@@ -2,7 +2,7 @@
 //! `crates/muster-aggregator/tests/fixtures/install-test-deps.sh DIR`.
 //!
 //! `DIR` comes from the `MUSTER_TEST_DEPS` environment variable (default
-//! `/root/.cache/muster-test-deps`). A missing peer is an error that says how to install it.
+//! `$HOME/.cache/muster-test-deps`). A missing peer is an error that says how to install it.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -12,12 +12,19 @@ use anyhow::{Context as _, bail};
 /// The environment variable naming the directory of the test peers.
 pub const TEST_DEPS_ENV: &str = "MUSTER_TEST_DEPS";
 
-/// The directory used when `MUSTER_TEST_DEPS` is not set.
-pub const DEFAULT_TEST_DEPS: &str = "/root/.cache/muster-test-deps";
+/// The directory used when `MUSTER_TEST_DEPS` is not set, under `$HOME`.
+pub const DEFAULT_TEST_DEPS: &str = ".cache/muster-test-deps";
 
 /// The directory of the test peers.
 pub fn dir() -> PathBuf {
-    std::env::var_os(TEST_DEPS_ENV).map_or_else(|| PathBuf::from(DEFAULT_TEST_DEPS), PathBuf::from)
+    std::env::var_os(TEST_DEPS_ENV).map_or_else(
+        || {
+            std::env::var_os("HOME")
+                .map_or_else(|| PathBuf::from("."), PathBuf::from)
+                .join(DEFAULT_TEST_DEPS)
+        },
+        PathBuf::from,
+    )
 }
 
 /// `relative` inside [`dir`], which must exist.

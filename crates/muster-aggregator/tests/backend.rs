@@ -2,7 +2,7 @@
 //! (stdio, sse, streamableHttp) and a Python server on the official `mcp` SDK
 //! (`fixtures/py_server.py`), plus tiny HTTP servers for the failure statuses.
 //!
-//! The servers come from `MUSTER_TEST_DEPS` (default `/root/.cache/muster-test-deps`), filled
+//! The servers come from `MUSTER_TEST_DEPS` (default `$HOME/.cache/muster-test-deps`), filled
 //! by `fixtures/install-test-deps.sh DIR`.
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]

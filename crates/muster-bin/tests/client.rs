@@ -2,7 +2,7 @@
 //! `muster serve` with a stdio MCP server (`mcp-server-everything`) and a workflow.
 //!
 //! The MCP server and the Python MCP SDK come from `$MUSTER_TEST_DEPS` (default
-//! `/root/.cache/muster-test-deps`): `node_modules/.bin/mcp-server-everything` and
+//! `$HOME/.cache/muster-test-deps`): `node_modules/.bin/mcp-server-everything` and
 //! `venv/bin/python` with the `mcp` package.
 
 #![allow(clippy::unwrap_used)]
@@ -39,7 +39,11 @@ spec:
 
 fn deps() -> PathBuf {
     std::env::var_os("MUSTER_TEST_DEPS").map_or_else(
-        || PathBuf::from("/root/.cache/muster-test-deps"),
+        || {
+            std::env::var_os("HOME")
+                .map_or_else(|| PathBuf::from("."), PathBuf::from)
+                .join(".cache/muster-test-deps")
+        },
         PathBuf::from,
     )
 }

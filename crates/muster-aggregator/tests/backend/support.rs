@@ -15,7 +15,11 @@ use serde_json::Value;
 /// The directory with `node_modules/.bin/mcp-server-everything` and `venv/bin/python`.
 pub(crate) fn deps() -> PathBuf {
     let dir = std::env::var_os("MUSTER_TEST_DEPS").map_or_else(
-        || PathBuf::from("/root/.cache/muster-test-deps"),
+        || {
+            std::env::var_os("HOME")
+                .map_or_else(|| PathBuf::from("."), PathBuf::from)
+                .join(".cache/muster-test-deps")
+        },
         PathBuf::from,
     );
     let everything = dir.join("node_modules/.bin/mcp-server-everything");
