@@ -39,9 +39,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use anyhow::{Context as _, anyhow, bail, ensure};
+use anyhow::{Context as _, bail, ensure};
 use muster_tests::{
-    Envelope, HANDSHAKE_PROTOCOL_VERSION, McpClient, MusterConfig, ProcessId, deps, muster_bin,
+    Envelope, HANDSHAKE_PROTOCOL_VERSION, McpClient, MusterConfig, ProcessId, deps, jsonrpc_result,
+    muster_bin,
 };
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
@@ -631,41 +632,8 @@ impl McpSession {
             .headers
             .iter()
             .any(|(n, v)| n == "content-type" && v.starts_with("text/event-stream"));
-        let messages: Vec<Value> = if is_sse {
-            sse_data(&body)
-                .iter()
-                .filter_map(|d| serde_json::from_str(d).ok())
-                .collect()
-        } else {
-            vec![serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?]
-        };
-        let message = messages
-            .into_iter()
-            .find(|m| m["id"] == json!(id))
-            .with_context(|| format!("no response to request {id} in: {body}"))?;
-        if let Some(error) = message.get("error") {
-            return Err(anyhow!("JSON-RPC error: {error}"));
-        }
-        message
-            .get("result")
-            .cloned()
-            .with_context(|| format!("response without result: {message}"))
+        jsonrpc_result(&body, is_sse, id)
     }
-}
-
-/// The `data` of every event in an SSE body.
-fn sse_data(body: &str) -> Vec<String> {
-    body.replace("\r\n", "\n")
-        .split("\n\n")
-        .filter_map(|event| {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            (!data.is_empty()).then(|| data.join("\n"))
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------------------------------

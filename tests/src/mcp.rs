@@ -198,13 +198,19 @@ fn reply(response: Response, id: u64) -> anyhow::Result<Value> {
     if !status.is_success() {
         bail!("HTTP {status}: {body}");
     }
+    jsonrpc_result(&body, is_sse, id)
+}
+
+/// The JSON-RPC result for request `id` in a response `body`: one JSON message, or an SSE
+/// stream (`is_sse`) whose events carry messages. A JSON-RPC error is an `Err`.
+pub fn jsonrpc_result(body: &str, is_sse: bool, id: u64) -> anyhow::Result<Value> {
     let messages: Vec<Value> = if is_sse {
-        sse_data(&body)
+        sse_data(body)
             .iter()
             .filter_map(|d| serde_json::from_str(d).ok())
             .collect()
     } else {
-        vec![serde_json::from_str(&body).with_context(|| format!("not JSON: {body}"))?]
+        vec![serde_json::from_str(body).with_context(|| format!("not JSON: {body}"))?]
     };
     let message = messages
         .into_iter()
