@@ -459,3 +459,35 @@ async fn nesting_is_limited() {
         Err(muster_workflow::WorkflowError::DepthExceeded { limit: 2 })
     ));
 }
+
+#[tokio::test]
+async fn progress_counts_finished_steps() {
+    let h = harness();
+    let updates: Arc<Mutex<Vec<(f64, String)>>> = Arc::default();
+    let sink = {
+        let updates = updates.clone();
+        muster_core::tool::ProgressSink::new(move |u| {
+            updates
+                .lock()
+                .unwrap()
+                .push((u.progress, u.message.unwrap_or_default()));
+        })
+    };
+    let mut req = RunWorkflow::new(
+        plan(json!({"steps": [
+            {"id": "one", "tool": "echo", "args": {"text": "a"}},
+            {"id": "two", "tool": "fail", "allowFailure": true}
+        ]})),
+        None,
+    );
+    req.context.progress = Some(sink);
+    h.engine.run(req).await.unwrap();
+    let got = updates.lock().unwrap().clone();
+    assert_eq!(
+        got,
+        [
+            (1.0, "step one completed".to_owned()),
+            (2.0, "step two failed".to_owned())
+        ]
+    );
+}

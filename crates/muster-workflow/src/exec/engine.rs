@@ -133,6 +133,7 @@ impl Engine {
             tools: inner.tools.clone(),
             recorder: recorder.clone(),
             context: req.context,
+            finished_steps: Default::default(),
         };
         let mut scope = Scope::new(input);
         let mut run = runner.run_sequence(&plan.steps, &mut scope, "").await;

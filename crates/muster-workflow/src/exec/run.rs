@@ -19,6 +19,8 @@ pub(crate) struct Runner {
     pub(crate) tools: ToolService,
     pub(crate) recorder: Recorder,
     pub(crate) context: CallContext,
+    /// Tool steps finished so far, the progress reported to the caller.
+    pub(crate) finished_steps: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// A tool call that produced a result (which may report an error).
@@ -269,8 +271,12 @@ impl Runner {
     fn report_progress(&self, step_id: &str, ok: bool) {
         if let Some(sink) = &self.context.progress {
             let status = if ok { "completed" } else { "failed" };
+            let finished = self
+                .finished_steps
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                + 1;
             sink.report(muster_core::tool::ProgressUpdate {
-                progress: 0.0,
+                progress: finished as f64,
                 total: None,
                 message: Some(format!("step {step_id} {status}")),
             });
