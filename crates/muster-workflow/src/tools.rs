@@ -117,6 +117,12 @@ impl WorkflowTools {
             .workflows
             .list(Some(&self.inner.namespace))
             .await?;
+        // Forget the plans of workflows that are gone.
+        self.inner
+            .plans
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|name, _| workflows.iter().any(|w| w.name() == name));
         let mut tools = catalog::core_tools();
         for wf in &workflows {
             if self.plan_for(wf).is_ok() {
