@@ -4,12 +4,16 @@
 //! Credentials in it (client secrets, passwords, tokens) are [`SecretString`]s; they are never
 //! written back out by serialization. Use the `*File` keys to keep them in files.
 
+mod limits;
+
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::secret::SecretString;
+
+pub use limits::{BackendLimits, EventLimits, LimitsConfig, WorkflowLimits};
 
 /// Where the running configuration lives, for the `core_config_*` tools.
 #[async_trait::async_trait]
@@ -85,6 +89,8 @@ pub struct MusterConfig {
     pub kubernetes: bool,
     /// The aggregator.
     pub aggregator: AggregatorConfig,
+    /// Bounds on workflows, the event log and backend results.
+    pub limits: LimitsConfig,
 }
 
 impl MusterConfig {

@@ -16,6 +16,7 @@
 //!   filesystem and Kubernetes drivers alike.
 //! - [`event`]: [`Event`] and [`EventSink`].
 //! - [`config`]: the `config.yaml` model.
+//! - [`text`]: bounding error and event messages.
 //!
 //! Where to start: a custom storage backend implements [`ResourceStore`] for the kinds it cares
 //! about; a custom tool source implements [`ToolProvider`].
@@ -54,6 +55,7 @@ pub mod reconcile;
 pub mod resource;
 pub mod secret;
 pub mod store;
+pub mod text;
 pub mod tool;
 
 pub use event::{Event, EventFilter, EventLog, EventSink, EventType};

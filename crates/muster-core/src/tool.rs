@@ -10,6 +10,7 @@ mod call;
 mod error;
 mod provider;
 pub mod reply;
+mod tree;
 
 pub use call::{
     CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName,
@@ -18,3 +19,4 @@ pub use error::ToolError;
 pub use provider::{
     Catalog, Revision, StaticAvailability, ToolAvailability, ToolProvider, ToolService,
 };
+pub use tree::{RunTree, TreeLimits};

@@ -58,4 +58,11 @@ pub enum WorkflowError {
         /// The limit.
         limit: u32,
     },
+    /// The run would take its call tree over one of its bounds (runs or steps); the tree is
+    /// stopped.
+    #[error("{reason}")]
+    TreeExceeded {
+        /// Which bound, in words.
+        reason: String,
+    },
 }

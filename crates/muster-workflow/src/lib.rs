@@ -14,6 +14,7 @@
 //! with [`Engine::builder`] from any tool service and execution store, and call it with a
 //! [`RunWorkflow`] (it is a tower `Service`, so deadlines and concurrency limits are layers).
 
+pub mod budget;
 pub mod exec;
 pub mod path;
 pub mod plan;
@@ -23,6 +24,7 @@ pub mod template;
 pub mod tools;
 mod value_tree;
 
+pub use budget::Evaluator;
 pub use exec::{Engine, EngineBuilder, RunWorkflow, WorkflowError, WorkflowResponse};
 pub use plan::Plan;
 pub use reconcile::WorkflowReconciler;

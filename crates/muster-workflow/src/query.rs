@@ -2,6 +2,10 @@
 //!
 //! A program is compiled once at planning time with `$input` and `$vars` declared, then run
 //! against each result. It must yield exactly one value.
+//!
+//! Evaluation honours the thread's evaluation deadline (see [`crate::budget`]): the `range`
+//! generator and the loop over the outputs check it, so `last(range(1e9))` stops at the
+//! budget instead of running for minutes.
 
 use jaq_core::load::{Arena, File, Loader};
 use jaq_core::{Compiler, Ctx, Native, Vars, data::JustLut};
@@ -46,6 +50,8 @@ impl Query {
             .chain(jaq_std::defs())
             .chain(jaq_json::defs());
         let funs = jaq_core::funs()
+            .filter(|(name, args, _)| !(*name == "range" && args.len() == 3))
+            .chain([budgeted_range()])
             .chain(jaq_std::funs())
             .chain(jaq_json::funs());
         let arena = Arena::default();
@@ -92,6 +98,9 @@ impl Query {
             .run((ctx, to_val(data)))
             .map(jaq_core::unwrap_valr)
         {
+            if crate::budget::expired() {
+                return Err(QueryError::Run(crate::budget::BUDGET_EXCEEDED.to_owned()));
+            }
             match item {
                 Ok(v) => out.push(from_val(&v)),
                 Err(e) => return Err(QueryError::Run(e.to_string())),
@@ -105,6 +114,47 @@ impl Query {
             n => Err(QueryError::Arity(n)),
         }
     }
+}
+
+/// `range/3` as jaq defines it (`range/1` and `range/2` are defined through it), checking the
+/// evaluation deadline every few thousand values.
+fn budgeted_range<D: jaq_core::DataT>() -> jaq_core::native::Fun<D>
+where
+    for<'a> D::V<'a>: jaq_core::ValT,
+{
+    use jaq_core::native::{run, v};
+    run(("range", v(3), |mut cv| {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let by = cv.0.pop_var();
+        let to = cv.0.pop_var();
+        let from = cv.0.pop_var();
+        let cmp = by.partial_cmp(&0isize.into()).unwrap_or(Equal);
+        let mut next = Some(Ok(from));
+        let mut produced: u32 = 0;
+        Box::new(std::iter::from_fn(move || {
+            produced = produced.wrapping_add(1);
+            if produced.is_multiple_of(4096) && crate::budget::expired() {
+                next = None;
+                let e = jaq_core::Error::str(crate::budget::BUDGET_EXCEEDED);
+                return Some(Err(jaq_core::Exn::from(e)));
+            }
+            match next.take()? {
+                Ok(x) => {
+                    let more = match cmp {
+                        Greater => x < to,
+                        Less => x > to,
+                        Equal => x != to,
+                    };
+                    if !more {
+                        return None;
+                    }
+                    next = Some((x.clone() + by.clone()).map_err(jaq_core::Exn::from));
+                    Some(Ok(x))
+                }
+                Err(e) => Some(Err(e)),
+            }
+        }))
+    }))
 }
 
 fn describe_load_errors<E: std::fmt::Debug>(errs: &E) -> String {
@@ -199,6 +249,27 @@ mod tests {
             .run(&json!([1, 2, 3]), &json!({}), &json!({"limit": 2}))
             .unwrap();
         assert_eq!(out, json!({"doubled": [2, 4], "s": "ok", "f": 1.5}));
+    }
+
+    #[test]
+    fn range_stops_at_the_evaluation_deadline() {
+        let q = Query::compile("last(range(700000000))").unwrap();
+        let deadline = crate::budget::deadline_in(std::time::Duration::from_millis(200));
+        let started = tokio::time::Instant::now();
+        let out = crate::budget::with_deadline(Some(deadline), || {
+            q.run(&json!(null), &json!({}), &json!({}))
+        });
+        assert!(
+            matches!(&out, Err(QueryError::Run(m)) if m.contains("time budget")),
+            "{out:?}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(3));
+        // Without a deadline ranges behave as jq's.
+        let q = Query::compile("[[range(5)], [range(1; 10; 3)], [range(3; 0; -1)]]").unwrap();
+        assert_eq!(
+            q.run(&json!(null), &json!({}), &json!({})).unwrap(),
+            json!([[0, 1, 2, 3, 4], [1, 4, 7], [3, 2, 1]])
+        );
     }
 
     #[test]

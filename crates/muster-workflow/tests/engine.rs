@@ -491,3 +491,176 @@ async fn progress_counts_finished_steps() {
         ]
     );
 }
+
+/// An engine whose tool `self_twice` runs `plan` again, nested, through the same engine (a
+/// workflow calling itself twice in parallel), and whose `echo` answers.
+fn self_calling(
+    limits: muster_core::config::WorkflowLimits,
+) -> (Engine, Arc<MemoryExecutionStore>, Arc<Plan>) {
+    let store = Arc::new(MemoryExecutionStore::new());
+    let slot: Arc<std::sync::OnceLock<(Engine, Arc<Plan>)>> = Arc::default();
+    let tools: ToolService = {
+        let slot = slot.clone();
+        BoxCloneSyncService::new(tower::service_fn(move |call: ToolCall| {
+            let slot = slot.clone();
+            async move {
+                let (engine, plan) = slot.get().unwrap().clone();
+                if call.name.as_str() != "self_twice" {
+                    return Ok(CallToolResult::success(vec![ContentBlock::text("{}")]));
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                let run = RunWorkflow {
+                    plan,
+                    arguments: None,
+                    context: call.context,
+                };
+                match engine.run(run).await {
+                    Ok(r) => Ok(r.into_call_tool_result()),
+                    Err(e) => Err(ToolError::failed(e.to_string())),
+                }
+            }
+        }))
+    };
+    let engine = Engine::builder(tools, store.clone()).limits(limits).build();
+    let plan = plan(json!({"steps": [
+        {"id": "fan", "parallel": [
+            {"id": "left", "tool": "self_twice"},
+            {"id": "right", "tool": "self_twice"}
+        ]}
+    ]}));
+    slot.set((engine.clone(), plan.clone())).ok().unwrap();
+    (engine, store, plan)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_calling_parallel_workflow_is_stopped_by_its_tree_budget() {
+    let limits = muster_core::config::WorkflowLimits {
+        max_runs_per_tree: 50,
+        max_depth: 12,
+        ..Default::default()
+    };
+    let (engine, store, plan) = self_calling(limits);
+    let response = tokio::time::timeout(
+        Duration::from_secs(20),
+        engine.run(RunWorkflow::new(plan, None)),
+    )
+    .await
+    .expect("the tree stops")
+    .unwrap();
+    assert!(response.is_error);
+    let error = response.document["error"].as_str().unwrap().to_owned();
+    assert_eq!(
+        error,
+        "workflow call tree exceeded 50 workflow runs (limits.workflows.maxRunsPerTree)"
+    );
+    // Bounded records: the runs admitted, every one finished (none left in progress), each
+    // within the message budget.
+    let page = store
+        .list(&ExecutionFilter {
+            limit: 1000,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(page.total <= 50, "{}", page.total);
+    for summary in &page.items {
+        assert_ne!(summary.status, ExecutionStatus::Inprogress);
+        let record = store.get(&summary.id).await.unwrap().unwrap();
+        assert!(record.error.as_ref().is_none_or(|e| e.len() <= 8192));
+        assert!(record.json_size() <= 64 * 1024, "{}", record.json_size());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_depth_limit_error_is_short_and_plain() {
+    // Only the depth limit stops this tree: its error is not the cascade of escaped JSON.
+    let limits = muster_core::config::WorkflowLimits {
+        max_depth: 6,
+        ..Default::default()
+    };
+    let (engine, _store, plan) = self_calling(limits);
+    let response = engine.run(RunWorkflow::new(plan, None)).await.unwrap();
+    assert!(response.is_error);
+    let error = response.document["error"].as_str().unwrap();
+    assert_eq!(
+        error,
+        "workflow nesting depth limit (6) exceeded (limits.workflows.maxDepth)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_caller_stops_the_whole_tree() {
+    let limits = muster_core::config::WorkflowLimits {
+        max_runs_per_tree: 100_000,
+        max_steps_per_tree: 1_000_000,
+        max_depth: 14,
+        ..Default::default()
+    };
+    let (engine, store, plan) = self_calling(limits);
+    let req = RunWorkflow::new(plan, None);
+    let caller = req.context.cancellation.clone();
+    let run = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.run(req).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    caller.cancel();
+    let response = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("the tree stops when its caller goes away")
+        .unwrap()
+        .unwrap();
+    assert!(response.is_error);
+    // Nothing is still running: the number of records no longer grows.
+    let count = || async { store.list(&ExecutionFilter::default()).await.unwrap().total };
+    let before = count().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(count().await, before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jq_program_over_budget_fails_its_step_naming_the_budget() {
+    let log: Log = Arc::default();
+    let store = Arc::new(MemoryExecutionStore::new());
+    let limits = muster_core::config::WorkflowLimits {
+        evaluation_timeout_ms: 300,
+        ..Default::default()
+    };
+    let engine = Engine::builder(tools(log), store).limits(limits).build();
+    let response = within_5s(engine.run(RunWorkflow::new(
+        plan(json!({"steps": [
+            {"id": "spin", "tool": "echo", "args": {"text": "x"}, "jq": "last(range(700000000))"}
+        ]})),
+        None,
+    )))
+    .await
+    .unwrap();
+    assert!(response.is_error);
+    assert_eq!(
+        response.document["steps"][0]["error"],
+        "jq program exceeded its time budget (budget 300ms, limits.workflows.evaluationTimeoutMs)"
+    );
+    assert_eq!(response.document["steps"][0]["id"], "spin");
+    // A template that loops past the budget fails the same way.
+    let response = within_5s(engine.run(RunWorkflow::new(
+        plan(json!({"steps": [
+            {"id": "loop", "tool": "echo", "args": {"text":
+                "{{ range $i := until 1000000 }}{{ range $j := until 1000000 }}{{ end }}{{ end }}"}}
+        ]})),
+        None,
+    )))
+    .await
+    .unwrap();
+    let text = response.document.to_string();
+    assert!(
+        text.contains("failed to resolve arguments for step loop") && text.contains("budget 300ms"),
+        "{text}"
+    );
+}
+
+/// `f`'s output, failing the test when it takes more than 5 s (it would run for minutes).
+async fn within_5s<T>(f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(5), f)
+        .await
+        .expect("stopped by the evaluation budget")
+}

@@ -225,9 +225,10 @@ impl ExecutionRecord {
         size_guard::json_len(self)
     }
 
-    /// Keeps the record within [`MAX_RECORD_BYTES`]: payloads over an eighth of it are replaced
-    /// by [`TRUNCATION_MARKER`] and `truncated` is set.
-    /// Returns whether anything was truncated.
+    /// Keeps the whole record within [`MAX_RECORD_BYTES`]: payloads over an eighth of it are
+    /// replaced by [`TRUNCATION_MARKER`]; when that is not enough, smaller payloads are
+    /// replaced and long errors cut, then the oldest finished step records are dropped; and
+    /// `truncated` is set. Returns whether anything was truncated.
     pub fn enforce_size_limit(&mut self) -> bool {
         size_guard::enforce(self)
     }

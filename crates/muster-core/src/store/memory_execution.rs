@@ -61,10 +61,25 @@ impl Sized {
             }
         };
         self.bytes = (self.bytes + added).saturating_sub(removed);
-        if self.bytes > MAX_RECORD_BYTES && !self.record.truncated {
+        if self.bytes > MAX_RECORD_BYTES {
+            let steps = self.record.steps.len();
             self.record.enforce_size_limit();
             self.bytes = self.record.json_size();
+            if self.record.steps.len() != steps {
+                self.reindex();
+            }
         }
+    }
+
+    /// Rebuilds the step positions after step records were dropped.
+    fn reindex(&mut self) {
+        self.positions = self
+            .record
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ((s.step_id.clone(), s.stored_as.clone()), i))
+            .collect();
     }
 }
 
@@ -173,7 +188,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn records_over_the_limit_stop_growing_by_large_payloads() {
+    async fn records_stay_within_the_limit_as_steps_are_recorded() {
         let store = MemoryExecutionStore::new();
         let id = store
             .begin(NewExecution::now("wf", json!({})))
@@ -186,19 +201,42 @@ mod tests {
             store.record_step(&id, s).await.unwrap();
         }
         let rec = store.get(&id).await.unwrap().unwrap();
-        assert!(
-            rec.json_size() > MAX_RECORD_BYTES,
-            "small payloads are kept"
+        assert!(rec.truncated);
+        assert!(rec.json_size() <= MAX_RECORD_BYTES, "{}", rec.json_size());
+        assert_eq!(
+            rec.steps.len(),
+            16,
+            "payloads shrink before steps are dropped"
         );
         let mut big = step("big", StepStatus::Completed);
         big.result = Some(json!({ "blob": "z".repeat(40 * 1024) }));
         store.record_step(&id, big).await.unwrap();
         let rec = store.get(&id).await.unwrap().unwrap();
-        assert!(rec.truncated);
+        assert!(rec.json_size() <= MAX_RECORD_BYTES, "{}", rec.json_size());
+        // Thousands of small steps: the oldest finished records go, the record stays bounded
+        // and transitions still find their step.
+        for i in 0..5000 {
+            let name = format!("many{i}");
+            store
+                .record_step(&id, step(&name, StepStatus::Inprogress))
+                .await
+                .unwrap();
+            store
+                .record_step(&id, step(&name, StepStatus::Completed))
+                .await
+                .unwrap();
+        }
+        let rec = store.get(&id).await.unwrap().unwrap();
+        assert!(rec.json_size() <= MAX_RECORD_BYTES, "{}", rec.json_size());
+        assert!(rec.steps.len() < 5000);
         let last = rec.steps.last().unwrap();
         assert_eq!(
-            last.result,
-            Some(json!(crate::resource::execution::TRUNCATION_MARKER))
+            (last.step_id.as_str(), last.status),
+            ("many4999", StepStatus::Completed)
+        );
+        assert_eq!(
+            rec.steps.iter().filter(|s| s.step_id == "many4999").count(),
+            1
         );
     }
 }

@@ -142,6 +142,9 @@ pub struct CallContext {
     /// How many workflows this call is nested in (0 for a call from a client); the workflow
     /// engine refuses to go deeper than its limit, so `A → B → A` cannot recurse forever.
     pub workflow_depth: u32,
+    /// The budget of the workflow call tree this call belongs to: set by the root workflow
+    /// run and shared by every run nested under it (`None` outside workflows).
+    pub tree: Option<Arc<super::RunTree>>,
 }
 
 impl CallContext {

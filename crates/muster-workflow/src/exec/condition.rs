@@ -19,11 +19,13 @@ impl Runner {
     ) -> Result<ConditionInfo, Halt> {
         let (tool, subject) = match &cond.source {
             ConditionSource::Template(t) => {
-                let value = t.render_value_in(&scope.roots()).map_err(|e| {
-                    Halt::Engine(format!(
-                        "failed to evaluate condition template for step {step_id}: {e}"
-                    ))
-                })?;
+                let value = self
+                    .within_budget(|| t.render_value_in(&scope.roots()))
+                    .map_err(|e| {
+                        Halt::Engine(self.explain_budget(format!(
+                            "failed to evaluate condition template for step {step_id}: {e}"
+                        )))
+                    })?;
                 let passed = matches!(&value, Value::Bool(true))
                     || matches!(&value, Value::String(s) if s.trim() == "true");
                 return Ok(ConditionInfo {
@@ -47,12 +49,14 @@ impl Runner {
                 (format!("from_step:{from}"), subject)
             }
             ConditionSource::Tool { tool, args } => {
-                let args = args.render(&scope.roots(), LeafMode::Arguments).map_err(|e| {
-                    Halt::Engine(format!(
-                        "failed to resolve condition arguments for step {step_id}: argument '{}': {}",
-                        e.path, e.error
-                    ))
-                })?;
+                let args = self
+                    .within_budget(|| args.render(&scope.roots(), LeafMode::Arguments))
+                    .map_err(|e| {
+                        Halt::Engine(self.explain_budget(format!(
+                            "failed to resolve condition arguments for step {step_id}: argument '{}': {}",
+                            e.path, e.error
+                        )))
+                    })?;
                 match self.call_tool(tool, args).await {
                     // A call that fails outright makes the condition false, whatever it expects.
                     Err(e) => {

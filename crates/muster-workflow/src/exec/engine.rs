@@ -5,10 +5,12 @@ use std::task::{Context, Poll};
 
 use chrono::Utc;
 use futures_util::future::BoxFuture;
+use muster_core::config::WorkflowLimits;
 use muster_core::event::EventSink;
 use muster_core::resource::execution::ExecutionOutcome;
 use muster_core::store::{ExecutionStore, NewExecution};
-use muster_core::tool::ToolService;
+use muster_core::text::truncate_message;
+use muster_core::tool::{RunTree, ToolService};
 use serde_json::{Map, Value, json};
 
 use super::outcome::{Fragment, Halt};
@@ -16,6 +18,7 @@ use super::record::Recorder;
 use super::run::Runner;
 use super::scope::Scope;
 use super::{RunWorkflow, WorkflowError, WorkflowResponse, input};
+use crate::budget::Evaluator;
 use crate::plan::{Plan, StepKind};
 use crate::value_tree::LeafMode;
 
@@ -37,7 +40,8 @@ struct Inner {
     store: Arc<dyn ExecutionStore>,
     events: Option<Arc<dyn EventSink>>,
     namespace: String,
-    max_depth: u32,
+    limits: WorkflowLimits,
+    evaluator: Evaluator,
 }
 
 /// Builds an [`Engine`].
@@ -62,7 +66,19 @@ impl EngineBuilder {
 
     /// How deeply workflows may nest (default [`MAX_WORKFLOW_DEPTH`]).
     pub fn max_depth(mut self, depth: u32) -> Self {
-        self.inner.max_depth = depth;
+        self.inner.limits.max_depth = depth;
+        self
+    }
+
+    /// Every bound of a run: depth, runs and steps of a call tree, evaluation budget,
+    /// message sizes (default [`WorkflowLimits::default`]). Starts the evaluation pool the
+    /// limits ask for.
+    pub fn limits(mut self, limits: WorkflowLimits) -> Self {
+        self.inner.evaluator = Evaluator::new(
+            limits.evaluation_timeout(),
+            limits.max_evaluations_in_flight as usize,
+        );
+        self.inner.limits = limits;
         self
     }
 
@@ -83,7 +99,8 @@ impl Engine {
                 store,
                 events: None,
                 namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
-                max_depth: MAX_WORKFLOW_DEPTH,
+                limits: WorkflowLimits::default(),
+                evaluator: shared_evaluator(),
             },
         }
     }
@@ -94,11 +111,32 @@ impl Engine {
     /// (`is_error`); only a run that cannot be recorded or nests too deeply is an `Err`.
     pub async fn run(&self, req: RunWorkflow) -> Result<WorkflowResponse, WorkflowError> {
         let inner = &self.inner;
-        if req.context.workflow_depth >= inner.max_depth {
-            return Err(WorkflowError::DepthExceeded {
-                limit: inner.max_depth,
-            });
+        let mut context = req.context;
+        let limit = inner.limits.max_depth;
+        if context.workflow_depth >= limit {
+            // Runaway recursion: stop the whole tree, so the root reports this plainly.
+            if let Some(tree) = &context.tree {
+                tree.stop(format!(
+                    "workflow nesting depth limit ({limit}) exceeded (limits.workflows.maxDepth)"
+                ));
+            }
+            return Err(WorkflowError::DepthExceeded { limit });
         }
+        let root = match &context.tree {
+            Some(tree) => {
+                tree.enter_run()
+                    .map_err(|reason| WorkflowError::TreeExceeded { reason })?;
+                None
+            }
+            None => {
+                // The root of a call tree: every nested run shares its budget and token.
+                let token = context.cancellation.child_token();
+                context.cancellation = token.clone();
+                let tree = Arc::new(RunTree::new(inner.limits.tree(), token));
+                context.tree = Some(Arc::clone(&tree));
+                Some(tree)
+            }
+        };
         let plan = req.plan;
         let (validated, debug) = input::validate(&plan.args, req.arguments.clone());
         let recorded_input = match &validated {
@@ -115,6 +153,7 @@ impl Engine {
             events: inner.events.clone(),
             workflow: plan.name().to_owned(),
             namespace: inner.namespace.clone(),
+            max_message_bytes: inner.limits.max_message_bytes,
         };
         recorder.event(
             "WorkflowExecutionStarted",
@@ -132,8 +171,9 @@ impl Engine {
         let runner = Runner {
             tools: inner.tools.clone(),
             recorder: recorder.clone(),
-            context: req.context,
+            context,
             finished_steps: Default::default(),
+            evaluator: inner.evaluator.clone(),
         };
         let mut scope = Scope::new(input);
         let mut run = runner.run_sequence(&plan.steps, &mut scope, "").await;
@@ -149,8 +189,15 @@ impl Engine {
                     }
                 }
             }
-            None => finish_document(&plan, &scope, &run, debug),
+            None => runner.within_budget(|| finish_document(&plan, &scope, &run, debug)),
         };
+        // A stopped tree reports why it stopped, not the cascade of failures it caused.
+        let (document, error) = match root.as_ref().and_then(|t| t.stop_reason()) {
+            Some(reason) => (json!({ "error": reason }), Some(reason.to_owned())),
+            None => (document, error),
+        };
+        let max = inner.limits.max_message_bytes;
+        let error = error.map(|e| truncate_message(&e, max).into_owned());
         let elapsed = started.elapsed();
         let is_error = error.is_some();
         let response = WorkflowResponse::new(id.clone(), document, is_error);
@@ -184,6 +231,7 @@ impl Engine {
         recorder: &Recorder,
         error: String,
     ) -> Result<WorkflowResponse, WorkflowError> {
+        let error = truncate_message(&error, self.inner.limits.max_message_bytes).into_owned();
         let response = WorkflowResponse::new(recorder.id.clone(), json!({ "error": error }), true);
         self.inner
             .store
@@ -215,6 +263,13 @@ impl tower::Service<RunWorkflow> for Engine {
         let engine = self.clone();
         Box::pin(async move { engine.run(req).await })
     }
+}
+
+/// The evaluation pool of engines built without [`EngineBuilder::limits`], shared by all of
+/// them so building engines never starts threads.
+fn shared_evaluator() -> Evaluator {
+    static SHARED: std::sync::OnceLock<Evaluator> = std::sync::OnceLock::new();
+    SHARED.get_or_init(Evaluator::default).clone()
 }
 
 /// Runs the `onFailure` handlers one after another, each as if it allowed failure.

@@ -37,7 +37,7 @@ impl Runner {
         else {
             return Fragment::default();
         };
-        let items = match items.render_value_in(&scope.roots()) {
+        let items = match self.within_budget(|| items.render_value_in(&scope.roots())) {
             Ok(Value::Array(items)) => items,
             Ok(other) => {
                 let kind = match other {
@@ -53,10 +53,10 @@ impl Runner {
                 )));
             }
             Err(e) => {
-                return Fragment::halted(Halt::Engine(format!(
+                return Fragment::halted(Halt::Engine(self.explain_budget(format!(
                     "forEach step {}: failed to resolve items expression: {e}",
                     step.id
-                )));
+                ))));
             }
         };
         // Each iteration starts from a copy of the scope: freeze it once so the copies share
@@ -101,7 +101,7 @@ impl Runner {
                 .collect()
                 .await
         };
-        self.finish_loop(step, scope, suffix, iterations)
+        self.finish_loop(step, scope, suffix, iterations).await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -135,7 +135,7 @@ impl Runner {
         }
     }
 
-    fn finish_loop(
+    async fn finish_loop(
         &self,
         step: &PlannedStep,
         scope: &Scope,
@@ -199,13 +199,13 @@ impl Runner {
         out.results.extend(last);
         let records = Value::Array(records);
         let value = match &step.jq {
-            Some(q) => match q.run(&records, scope.input(), &scope.vars()) {
+            Some(q) => match self.run_jq(q, records, scope).await {
                 Ok(v) => v,
-                Err(e) => {
+                Err(error) => {
                     out.failed = true;
                     out.halt = Some(Halt::Step {
                         id: step.id.clone(),
-                        error: e.to_string(),
+                        error,
                     });
                     return out;
                 }

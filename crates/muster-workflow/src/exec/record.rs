@@ -16,6 +16,8 @@ pub(crate) struct Recorder {
     pub(crate) events: Option<Arc<dyn EventSink>>,
     pub(crate) workflow: String,
     pub(crate) namespace: String,
+    /// The most bytes of one event message or step error.
+    pub(crate) max_message_bytes: usize,
 }
 
 /// A step that has started.
@@ -42,7 +44,7 @@ impl Recorder {
                 &self.namespace,
                 reason,
                 type_,
-                message,
+                muster_core::text::truncate_message(&message, self.max_message_bytes),
             ));
         }
     }
@@ -157,7 +159,9 @@ impl Recorder {
             },
             input: s.input.clone(),
             result,
-            error,
+            error: error.map(|e| {
+                muster_core::text::truncate_message(&e, self.max_message_bytes).into_owned()
+            }),
             stored_as: Some(s.stored_as.clone()),
         };
         self.store

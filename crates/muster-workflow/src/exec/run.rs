@@ -10,8 +10,13 @@ use tower::ServiceExt;
 use super::outcome::{Entry, Fragment, Halt, failure_result};
 use super::record::Recorder;
 use super::scope::Scope;
+use crate::budget::{BUDGET_EXCEEDED, EvaluationError, Evaluator, deadline_in, with_deadline};
 use crate::plan::{PlannedStep, StepKind};
+use crate::query::Query;
 use crate::value_tree::LeafMode;
+
+/// How long a cancelled call may take to stop before it is dropped.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Runs the steps of one execution.
 #[derive(Debug, Clone)]
@@ -21,6 +26,8 @@ pub(crate) struct Runner {
     pub(crate) context: CallContext,
     /// Tool steps finished so far, the progress reported to the caller.
     pub(crate) finished_steps: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Runs jq programs off the async workers, under the evaluation budget.
+    pub(crate) evaluator: Evaluator,
 }
 
 /// A tool call that produced a result (which may report an error).
@@ -38,7 +45,7 @@ impl Runner {
     /// an `Err` with the message.
     pub(crate) async fn call_tool(&self, name: &str, args: Value) -> Result<ToolOutcome, String> {
         if self.context.cancellation.is_cancelled() {
-            return Err("workflow cancelled".to_owned());
+            return Err(self.cancelled());
         }
         let arguments = match args {
             Value::Object(m) => Some(m),
@@ -49,13 +56,84 @@ impl Runner {
         context.workflow_depth += 1;
         context.progress = None;
         let call = ToolCall::new(name, arguments).with_context(context);
-        let result = self
-            .tools
-            .clone()
-            .oneshot(call)
+        let mut call = std::pin::pin!(self.tools.clone().oneshot(call));
+        let result = tokio::select! {
+            result = &mut call => result,
+            () = self.context.cancellation.cancelled() => {
+                // The callee got the same cancellation: give it a moment to stop and record
+                // its end (a nested workflow finishes its record) before dropping it.
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut call).await;
+                return Err(self.cancelled());
+            }
+        };
+        Ok(outcome_of(result.map_err(|e| e.to_string())?))
+    }
+
+    /// Why the run is cancelled: its call tree's reason, or its caller going away.
+    pub(crate) fn cancelled(&self) -> String {
+        match self.context.tree.as_ref().and_then(|t| t.stop_reason()) {
+            Some(reason) => format!("workflow cancelled: {reason}"),
+            None => "workflow cancelled".to_owned(),
+        }
+    }
+
+    /// Cuts an error text to the message budget.
+    pub(crate) fn bounded(&self, error: String) -> String {
+        let max = self.recorder.max_message_bytes;
+        match muster_core::text::truncate_message(&error, max) {
+            std::borrow::Cow::Borrowed(_) => error,
+            std::borrow::Cow::Owned(cut) => cut,
+        }
+    }
+
+    /// Runs a template evaluation under the evaluation budget (see [`crate::budget`]).
+    pub(crate) fn within_budget<T>(&self, f: impl FnOnce() -> T) -> T {
+        with_deadline(Some(deadline_in(self.evaluator.budget())), f)
+    }
+
+    /// Explains a template error caused by the evaluation budget.
+    pub(crate) fn explain_budget(&self, error: String) -> String {
+        if error.contains(BUDGET_EXCEEDED) {
+            format!("{error} ({})", self.budget_words())
+        } else {
+            error
+        }
+    }
+
+    fn budget_words(&self) -> String {
+        format!(
+            "budget {}ms, limits.workflows.evaluationTimeoutMs",
+            self.evaluator.budget().as_millis()
+        )
+    }
+
+    /// Runs a step's jq program on the evaluation pool, under the budget.
+    pub(crate) async fn run_jq(
+        &self,
+        query: &std::sync::Arc<Query>,
+        data: Value,
+        scope: &Scope,
+    ) -> Result<Value, String> {
+        let query = std::sync::Arc::clone(query);
+        let input = scope.input_shared();
+        let vars = scope.vars();
+        let over_budget = || {
+            format!(
+                "jq program exceeded its time budget ({})",
+                self.budget_words()
+            )
+        };
+        match self
+            .evaluator
+            .run(move || query.run(&data, &input, &vars))
             .await
-            .map_err(|e| e.to_string())?;
-        Ok(outcome_of(result))
+        {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) if e.to_string().contains(BUDGET_EXCEEDED) => Err(over_budget()),
+            Ok(Err(e)) => Err(self.bounded(e.to_string())),
+            Err(EvaluationError::Timeout(_)) => Err(over_budget()),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// Runs `steps` one after another against `scope`, merging each step's results before the
@@ -89,7 +167,7 @@ impl Runner {
     ) -> BoxFuture<'a, Fragment> {
         async move {
             if self.context.cancellation.is_cancelled() {
-                return Fragment::halted(Halt::Engine("workflow cancelled".to_owned()));
+                return Fragment::halted(Halt::Engine(self.cancelled()));
             }
             let tool_name = match &step.kind {
                 StepKind::Tool { tool, .. } => tool.as_str(),
@@ -160,13 +238,18 @@ impl Runner {
         scope: &Scope,
         suffix: &str,
     ) -> Fragment {
-        let args = match args.render(&scope.roots(), LeafMode::Arguments) {
+        if let Some(tree) = &self.context.tree
+            && let Err(reason) = tree.take_step()
+        {
+            return Fragment::halted(Halt::Engine(reason));
+        }
+        let args = match self.within_budget(|| args.render(&scope.roots(), LeafMode::Arguments)) {
             Ok(a) => a,
             Err(e) => {
-                return Fragment::halted(Halt::Engine(format!(
+                return Fragment::halted(Halt::Engine(self.explain_budget(format!(
                     "failed to resolve arguments for step {}: failed to render arguments for argument '{}': {}",
                     step.id, e.path, e.error
-                )));
+                ))));
             }
         };
         let stored_as = format!("{}{suffix}", step.id);
@@ -190,12 +273,10 @@ impl Runner {
                 }
             }),
         };
-        let outcome = outcome.and_then(|value| match &step.jq {
-            Some(q) => q
-                .run(&value, scope.input(), &scope.vars())
-                .map_err(|e| e.to_string()),
-            None => Ok(value),
-        });
+        let outcome = match (outcome, &step.jq) {
+            (Ok(value), Some(q)) => self.run_jq(q, value, scope).await,
+            (outcome, _) => outcome.map_err(|e| self.bounded(e)),
+        };
         let recorded = self
             .recorder
             .end(

@@ -51,6 +51,11 @@ impl Scope {
         &self.input
     }
 
+    /// The input, shared (for evaluations on other threads).
+    pub(crate) fn input_shared(&self) -> Arc<Value> {
+        Arc::clone(&self.input)
+    }
+
     pub(crate) fn result(&self, key: &str) -> Option<&Value> {
         self.overlay.get(key).or_else(|| self.base.get(key))
     }

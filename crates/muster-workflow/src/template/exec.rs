@@ -236,6 +236,14 @@ impl<'t: 'a, 'a> Exec<'t, 'a> {
         }
     }
 
+    /// Fails once the thread's evaluation deadline has passed (see [`crate::budget`]).
+    fn check_budget(&self) -> R<()> {
+        if crate::budget::expired() {
+            return Err(self.err(crate::budget::BUDGET_EXCEEDED));
+        }
+        Ok(())
+    }
+
     fn enter(&mut self) -> R<()> {
         self.nesting += 1;
         if self.nesting > MAX_NESTING {
@@ -287,6 +295,7 @@ impl<'t: 'a, 'a> Exec<'t, 'a> {
         index: Value<'a>,
         elem: Cur<'a>,
     ) -> R<()> {
+        self.check_budget()?;
         if !r.pipe.decl.is_empty() {
             self.set_top_var(1, elem.clone());
         }
@@ -375,6 +384,7 @@ impl<'t: 'a, 'a> Exec<'t, 'a> {
                 "exceeded maximum template depth ({MAX_EXEC_DEPTH})"
             )));
         }
+        self.check_budget()?;
         let new_dot = match pipe {
             Some(p) => self.eval_pipeline(dot, p)?,
             None => Value::Nil,

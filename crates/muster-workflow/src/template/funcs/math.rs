@@ -186,7 +186,7 @@ pub(super) fn register(m: &mut HashMap<&'static str, Func>) {
         "until",
         fixed(&[Int], |a| {
             let n = int_arg(&a[0]);
-            Ok(int_list(until_step(0, n, if n < 0 { -1 } else { 1 })))
+            Ok(int_list(until_step(0, n, if n < 0 { -1 } else { 1 })?))
         }),
     );
     m.insert(
@@ -196,7 +196,7 @@ pub(super) fn register(m: &mut HashMap<&'static str, Func>) {
                 int_arg(&a[0]),
                 int_arg(&a[1]),
                 int_arg(&a[2]),
-            )))
+            )?))
         }),
     );
     m.insert(
@@ -242,28 +242,34 @@ fn int_list<'a>(v: Vec<i64>) -> Value<'a> {
     Value::typed_list(Elem::Int, v.into_iter().map(Value::Int).collect())
 }
 
-fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
-    let mut v = Vec::new();
-    if stop < start {
-        if step >= 0 {
-            return v;
-        }
-        let mut i = start;
-        while i > stop {
-            v.push(i);
-            i += step;
-        }
-        return v;
+/// The most elements `until`, `untilStep` and `seq` generate (Go has no bound; one here keeps a
+/// template from exhausting memory).
+pub(crate) const MAX_GENERATED: u64 = 1_000_000;
+
+fn until_step(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, String> {
+    let count = generated_len(start, stop, step);
+    if count > MAX_GENERATED {
+        return Err(format!(
+            "a list of {count} numbers exceeds the limit of {MAX_GENERATED} elements"
+        ));
     }
-    if step <= 0 {
-        return v;
-    }
+    let mut v = Vec::with_capacity(count as usize);
     let mut i = start;
-    while i < stop {
+    for _ in 0..count {
         v.push(i);
-        i += step;
+        i = i.wrapping_add(step);
     }
-    v
+    Ok(v)
+}
+
+/// How many numbers `start, start+step, …` lie before `stop` (Go's `untilStep` rule).
+fn generated_len(start: i64, stop: i64, step: i64) -> u64 {
+    let (span, step) = match (stop < start, step) {
+        (true, s) if s < 0 => (i128::from(start) - i128::from(stop), -i128::from(s)),
+        (false, s) if s > 0 => (i128::from(stop) - i128::from(start), i128::from(s)),
+        _ => return 0,
+    };
+    u64::try_from((span + step - 1) / step).unwrap_or(u64::MAX)
 }
 
 fn seq(a: Vec<Value<'_>>) -> FResult<'_> {
@@ -273,12 +279,12 @@ fn seq(a: Vec<Value<'_>>) -> FResult<'_> {
         1 => {
             let (start, end) = (1, p[0]);
             let inc = if end < start { -1 } else { 1 };
-            join(until_step(start, end + inc, inc))
+            join(until_step(start, end + inc, inc)?)
         }
         2 => {
             let (start, end) = (p[0], p[1]);
             let step = if end < start { -1 } else { 1 };
-            join(until_step(start, end + step, step))
+            join(until_step(start, end + step, step)?)
         }
         3 => {
             let (start, step, end) = (p[0], p[1], p[2]);
@@ -289,7 +295,7 @@ fn seq(a: Vec<Value<'_>>) -> FResult<'_> {
                     return Ok(Value::string(""));
                 }
             }
-            join(until_step(start, end + inc, step))
+            join(until_step(start, end + inc, step)?)
         }
         _ => String::new(),
     }))

@@ -14,6 +14,10 @@ use crate::template::value::Value;
 
 use Param::{Any, Int, Str};
 
+/// The longest string `repeat` builds (Go has no bound; one here keeps a template from
+/// exhausting memory).
+const MAX_REPEAT_BYTES: usize = 16 * 1024 * 1024;
+
 fn s<'v>(v: &'v Value<'_>) -> &'v str {
     v.as_str().unwrap_or("")
 }
@@ -46,7 +50,14 @@ pub(super) fn register(m: &mut HashMap<&'static str, Func>) {
             if n < 0 {
                 return Err("strings: negative Repeat count".to_owned());
             }
-            out(s(&a[1]).repeat(n as usize))
+            let text = s(&a[1]);
+            let len = (n as u128).saturating_mul(text.len() as u128);
+            if len > MAX_REPEAT_BYTES as u128 {
+                return Err(format!(
+                    "repeat: a string of {len} bytes exceeds the limit of {MAX_REPEAT_BYTES} bytes"
+                ));
+            }
+            out(text.repeat(n as usize))
         }),
     );
     for name in ["trimall", "trimAll"] {
