@@ -13,10 +13,16 @@
 //!   ([`FsEventLog::dropped`]). The writer runs on a thread of its own, so recording works
 //!   inside and outside a Tokio runtime. It ends once every clone of the log is dropped,
 //!   after writing what is queued.
+//! - **Bounded.** A message longer than [`EventLogOptions::max_message_bytes`] is cut. When
+//!   the current file of a day would grow past [`EventLogOptions::max_file_bytes`], it is
+//!   rotated to `events-YYYY-MM-DD.<n>.json` (`n` = 1, 2, …, higher is newer) and a new one
+//!   begins; beyond [`EventLogOptions::max_files`] files in all, the oldest are deleted.
 //! - **Retention.** Files of days more than [`RETENTION_DAYS`] before today are deleted by the
 //!   writer, on its first write of every day.
 //! - **Queries** ([`EventLog::query`]) first wait until every event recorded before has been
-//!   written, then read the files of the days the filter covers.
+//!   written, then read the files the filter covers, newest first and each from its end, and
+//!   stop once they hold the `limit` newest matching events: `limit: 3` reads a few kilobytes
+//!   however large the log is. Rotated files are read when the newer ones do not hold enough.
 //!
 //! The text log `events/events.log` of older releases is neither written nor read.
 
@@ -41,6 +47,38 @@ use writer::{Command, Writer};
 pub const RETENTION_DAYS: i64 = 30;
 /// How many events may wait for the writer before new ones are dropped.
 pub const QUEUE_CAPACITY: usize = 4096;
+
+/// The bounds of an event log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventLogOptions {
+    /// Size at which a day's current file is rotated (default 32 MiB).
+    pub max_file_bytes: u64,
+    /// The most files kept, rotated ones included (default 16).
+    pub max_files: usize,
+    /// The longest message written; longer ones are cut (default 8 KiB).
+    pub max_message_bytes: usize,
+    /// How many days of files are kept besides today's (default [`RETENTION_DAYS`]).
+    pub retention_days: i64,
+}
+
+impl Default for EventLogOptions {
+    fn default() -> Self {
+        let limits = muster_core::config::EventLimits::default();
+        Self::from_limits(&limits)
+    }
+}
+
+impl EventLogOptions {
+    /// The options of the `limits.events` section of `config.yaml`.
+    pub fn from_limits(limits: &muster_core::config::EventLimits) -> Self {
+        Self {
+            max_file_bytes: limits.max_file_bytes,
+            max_files: usize::try_from(limits.max_files).unwrap_or(usize::MAX),
+            max_message_bytes: limits.max_message_bytes,
+            retention_days: RETENTION_DAYS,
+        }
+    }
+}
 
 /// An [`EventSink`] appending to the event log files of one directory, and an [`EventLog`]
 /// reading them back.
@@ -101,11 +139,20 @@ pub enum EventLogError {
 // === impl FsEventLog ===
 
 impl FsEventLog {
-    /// The log in `dir`, created on the first write; starts the writer thread.
+    /// The log in `dir`, created on the first write, with the default bounds; starts the
+    /// writer thread.
     pub fn new(dir: impl Into<PathBuf>) -> Result<Self, EventLogError> {
+        Self::with_options(dir, EventLogOptions::default())
+    }
+
+    /// The log in `dir` with `options`; starts the writer thread.
+    pub fn with_options(
+        dir: impl Into<PathBuf>,
+        options: EventLogOptions,
+    ) -> Result<Self, EventLogError> {
         let dir = dir.into();
         let (commands, queue) = mpsc::sync_channel(QUEUE_CAPACITY);
-        let writer = Writer::new(dir.clone(), RETENTION_DAYS);
+        let writer = Writer::new(dir.clone(), options);
         std::thread::Builder::new()
             .name("muster-event-log".to_owned())
             .spawn(move || writer.run(&queue))
@@ -126,6 +173,14 @@ impl FsEventLog {
     /// The log in the `events/` directory of a config directory.
     pub fn in_config_dir(layout: &Layout) -> Result<Self, EventLogError> {
         Self::new(layout.events_dir())
+    }
+
+    /// The log in the `events/` directory of a config directory, with `options`.
+    pub fn in_config_dir_with(
+        layout: &Layout,
+        options: EventLogOptions,
+    ) -> Result<Self, EventLogError> {
+        Self::with_options(layout.events_dir(), options)
     }
 
     /// The directory of the log files.
@@ -191,7 +246,8 @@ impl EventLog for FsEventLog {
     }
 }
 
-/// Reads the files of the days `filter` covers and keeps the matching events, oldest first.
+/// Reads the files `filter` covers, newest first, and keeps the matching events (the newest
+/// `filter.limit` of them), oldest first.
 fn read_matching(dir: &Path, filter: &EventFilter) -> Result<Vec<Event>, EventLogError> {
     let io = |op, path: &Path| {
         let path = path.to_owned();
@@ -201,15 +257,26 @@ fn read_matching(dir: &Path, filter: &EventFilter) -> Result<Vec<Event>, EventLo
         filter.since.is_none_or(|since| date >= since.date_naive())
             && filter.until.is_none_or(|until| date <= until.date_naive())
     };
-    let mut events = Vec::new();
-    for (date, path) in files::log_files(dir).map_err(io("list", dir))? {
-        if covers(date) {
-            let read = files::read_events(&path).map_err(io("read", &path))?;
-            events.extend(read.into_iter().filter(|e| filter.matches(e)));
+    let limit = filter.limit.unwrap_or(usize::MAX);
+    let mut newest_first = Vec::new();
+    for file in files::log_files(dir).map_err(io("list", dir))?.iter().rev() {
+        if newest_first.len() >= limit {
+            break;
         }
+        if !covers(file.date) {
+            continue;
+        }
+        files::for_each_event_rev(&file.path, |event| {
+            if filter.matches(&event) {
+                newest_first.push(event);
+            }
+            newest_first.len() < limit
+        })
+        .map_err(io("read", &file.path))?;
     }
-    // Files are read oldest first and lines in the order written; the stable sort only moves
+    newest_first.reverse();
+    // Files are read newest first and lines in the order written; the stable sort only moves
     // events whose timestamps were recorded out of order.
-    events.sort_by_key(|e| e.timestamp);
-    Ok(filter.apply(events))
+    newest_first.sort_by_key(|e| e.timestamp);
+    Ok(filter.apply(newest_first))
 }

@@ -32,7 +32,7 @@ mod watch;
 
 pub use codec::{Location, ParseError};
 pub use config_store::FsConfigStore;
-pub use events::{EventLogError, FsEventLog};
+pub use events::{EventLogError, EventLogOptions, FsEventLog};
 pub use executions::{ExecutionFileError, FsExecutionStore, OpenReport};
 pub use layout::Layout;
 pub use load::{ConfigDir, ConfigFile, LoadDirError, LoadError, Loaded, LoadedConfig, Problem};

@@ -43,6 +43,11 @@ impl LimitsConfig {
         at_least("events.maxFileBytes", self.events.max_file_bytes, 4096);
         at_least("events.maxFiles", u64::from(self.events.max_files), 1);
         at_least(
+            "events.maxMessageBytes",
+            self.events.max_message_bytes as u64,
+            256,
+        );
+        at_least(
             "backends.maxResultBytes",
             self.backends.max_result_bytes as u64,
             1024,
@@ -108,6 +113,8 @@ pub struct EventLimits {
     pub max_file_bytes: u64,
     /// The most event files kept, rotated ones included (default 16); the oldest go first.
     pub max_files: u32,
+    /// The longest event message written, in bytes (default 8192); longer ones are cut.
+    pub max_message_bytes: usize,
 }
 
 impl Default for EventLimits {
@@ -115,6 +122,7 @@ impl Default for EventLimits {
         Self {
             max_file_bytes: 32 * 1024 * 1024,
             max_files: 16,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }

@@ -1,5 +1,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use muster_core::{Event, EventFilter, EventLog, EventSink, EventType};
+use std::io::Write;
+
 use serde_json::Value;
 
 use super::*;
@@ -216,4 +218,98 @@ fn recording_works_outside_a_runtime() {
         std::thread::sleep(std::time::Duration::from_millis(10));
         waited += 1;
     }
+}
+
+#[tokio::test]
+async fn files_rotate_at_their_size_and_the_oldest_go_beyond_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = EventLogOptions {
+        max_file_bytes: 4096,
+        max_files: 3,
+        max_message_bytes: 300,
+        ..EventLogOptions::default()
+    };
+    let log = FsEventLog::with_options(dir.path(), options).unwrap();
+    let now = Utc::now();
+    for i in 0..200 {
+        let mut e = event("Workflow", &format!("w{i}"), EventType::Normal, now);
+        e.message = "m".repeat(if i == 199 { 100_000 } else { 50 });
+        log.record(e);
+    }
+    log.flush().await.unwrap();
+    let mut names_on_disk: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names_on_disk.sort();
+    assert_eq!(names_on_disk.len(), 3, "{names_on_disk:?}");
+    let day = now.format("%Y-%m-%d");
+    assert!(names_on_disk.contains(&format!("events-{day}.json")));
+    for name in &names_on_disk {
+        let len = std::fs::metadata(dir.path().join(name)).unwrap().len();
+        assert!(len <= 4096, "{name}: {len}");
+    }
+    // Queries span the rotated files, newest kept, in order.
+    let all = log.query(&EventFilter::default()).await.unwrap();
+    assert!(all.len() > 20 && all.len() < 200, "{}", all.len());
+    let expected: Vec<String> = (200 - all.len()..200).map(|i| format!("w{i}")).collect();
+    assert_eq!(names(&all), expected);
+    let last = all.last().unwrap();
+    assert!(last.message.len() <= 300, "long messages are cut");
+    let three = log
+        .query(&EventFilter {
+            limit: Some(3),
+            ..EventFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(names(&three), ["w197", "w198", "w199"]);
+    // Limits larger than the current file reach into the rotated ones.
+    let many = log
+        .query(&EventFilter {
+            limit: Some(all.len() - 1),
+            ..EventFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(names(&many), expected[1..]);
+}
+
+#[tokio::test]
+async fn a_limited_query_reads_the_end_of_a_huge_file_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = Utc::now();
+    let path = dir
+        .path()
+        .join(format!("events-{}.json", now.format("%Y-%m-%d")));
+    // 64 GiB of nothing (a sparse file) before the three newest events: reading the whole
+    // file would take minutes and more memory than the machine has.
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(64 << 30).unwrap();
+    drop(file);
+    let mut tail = String::from("\n");
+    for name in ["x", "y", "z"] {
+        tail.push_str(
+            &serde_json::to_string(&event("Workflow", name, EventType::Normal, now)).unwrap(),
+        );
+        tail.push('\n');
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(tail.as_bytes())
+        .unwrap();
+    let log = FsEventLog::new(dir.path()).unwrap();
+    let three = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        log.query(&EventFilter {
+            limit: Some(3),
+            ..EventFilter::default()
+        }),
+    )
+    .await
+    .expect("reads from the end")
+    .unwrap();
+    assert_eq!(names(&three), ["x", "y", "z"]);
 }
