@@ -132,16 +132,88 @@ fn write_temp(path: &Path, content: &[u8]) -> Result<PathBuf, FileError> {
         other => other,
     }
     .map_err(FileError::of("create", &temp))?;
-    if let Err(e) = fill(file, content) {
+    if let Err(e) = fill(file, &temp, content) {
         let _ = fs::remove_file(&temp);
         return Err(FileError::of("write", &temp)(e));
     }
     Ok(temp)
 }
 
-fn fill(mut file: File, content: &[u8]) -> io::Result<()> {
-    file.write_all(content)?;
+fn fill(mut file: File, path: &Path, content: &[u8]) -> io::Result<()> {
+    writer_for(path).write(&mut file, content)?;
     file.sync_all()
+}
+
+/// How bytes reach a file: the seam through which tests simulate a full disk. Every write of
+/// this crate (definitions, execution records, event lines) goes through it.
+pub(crate) trait ContentWriter: Send + Sync {
+    /// Writes all of `content` to `file`, or fails.
+    fn write(&self, file: &mut File, content: &[u8]) -> io::Result<()>;
+}
+
+/// Writes straight to the file.
+struct Direct;
+
+impl ContentWriter for Direct {
+    fn write(&self, file: &mut File, content: &[u8]) -> io::Result<()> {
+        file.write_all(content)
+    }
+}
+
+/// The writer for files at `path`.
+pub(crate) fn writer_for(path: &Path) -> &'static dyn ContentWriter {
+    #[cfg(test)]
+    if let Some(full) = full_disk::writer_for(path) {
+        return full;
+    }
+    let _ = path;
+    &Direct
+}
+
+/// A simulated full disk for tests: writes under a registered directory store at most a
+/// given number of bytes, then fail with `ENOSPC` as a full file system does.
+#[cfg(test)]
+pub(crate) mod full_disk {
+    use std::fs::File;
+    use std::io::{self, Write};
+    use std::path::{Path, PathBuf};
+    use std::sync::{Mutex, PoisonError};
+
+    use super::ContentWriter;
+
+    static FULL: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+    /// Writes a little, then fails as a full disk does.
+    struct FullDisk;
+
+    impl ContentWriter for FullDisk {
+        fn write(&self, file: &mut File, content: &[u8]) -> io::Result<()> {
+            let part = content.len().min(7);
+            file.write_all(&content[..part])?;
+            Err(io::Error::from_raw_os_error(28))
+        }
+    }
+
+    /// From now on, writes under `dir` fail with `ENOSPC`.
+    pub(crate) fn fill(dir: &Path) {
+        FULL.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(dir.to_owned());
+    }
+
+    /// Writes under `dir` succeed again.
+    pub(crate) fn free(dir: &Path) {
+        FULL.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|d| d != dir);
+    }
+
+    pub(super) fn writer_for(path: &Path) -> Option<&'static dyn ContentWriter> {
+        let full = FULL.lock().unwrap_or_else(PoisonError::into_inner);
+        full.iter()
+            .any(|d| path.starts_with(d))
+            .then_some(&FullDisk as &'static dyn ContentWriter)
+    }
 }
 
 fn parent(path: &Path) -> &Path {
@@ -172,5 +244,29 @@ mod tests {
         assert!(remove(&path).unwrap());
         assert!(!remove(&path).unwrap());
         assert_eq!(read(&path).unwrap(), None);
+    }
+
+    #[test]
+    fn a_full_disk_fails_clearly_and_leaves_the_old_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.yaml");
+        replace(&path, b"the old content").unwrap();
+        full_disk::fill(dir.path());
+        let err = replace(&path, b"the new, longer content").unwrap_err();
+        let err_created = create(&dir.path().join("y.yaml"), b"new").unwrap_err();
+        full_disk::free(dir.path());
+        assert_eq!(err.source.raw_os_error(), Some(28));
+        let text = err.to_string();
+        assert!(
+            text.contains("cannot write") && text.contains("No space left on device"),
+            "{text}"
+        );
+        assert!(err_created.to_string().contains("No space left on device"));
+        assert_eq!(fs::read(&path).unwrap(), b"the old content");
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["x.yaml"], "no temporary file is left behind");
     }
 }

@@ -313,3 +313,24 @@ async fn a_limited_query_reads_the_end_of_a_huge_file_only() {
     .unwrap();
     assert_eq!(names(&three), ["x", "y", "z"]);
 }
+
+#[tokio::test]
+async fn a_full_disk_loses_the_event_but_never_leaves_half_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = FsEventLog::new(dir.path()).unwrap();
+    let now = Utc::now();
+    log.record(event("Workflow", "before", EventType::Normal, now));
+    log.flush().await.unwrap();
+    crate::atomic::full_disk::fill(dir.path());
+    log.record(event("Workflow", "lost", EventType::Normal, now));
+    log.flush().await.unwrap();
+    crate::atomic::full_disk::free(dir.path());
+    log.record(event("Workflow", "after", EventType::Normal, now));
+    let all = log.query(&EventFilter::default()).await.unwrap();
+    assert_eq!(names(&all), ["before", "after"]);
+    let path = dir
+        .path()
+        .join(format!("events-{}.json", now.format("%Y-%m-%d")));
+    let text = std::fs::read_to_string(path).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+}

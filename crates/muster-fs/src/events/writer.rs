@@ -2,7 +2,7 @@
 //! when it reaches its size, and removes expired and surplus files.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc::Receiver;
 
@@ -105,7 +105,12 @@ impl Writer {
             }
         };
         // One write per line: appends of whole lines never interleave.
-        open.file.write_all(line.as_bytes())?;
+        let path = files::path_for(&self.dir, date);
+        if let Err(e) = crate::atomic::writer_for(&path).write(&mut open.file, line.as_bytes()) {
+            // A line half written (the disk is full) would spoil the next one: cut it off.
+            let _ = open.file.set_len(open.bytes);
+            return Err(e);
+        }
         open.bytes += line.len() as u64;
         Ok(())
     }

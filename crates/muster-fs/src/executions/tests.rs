@@ -445,3 +445,47 @@ fn file_names_are_classified() {
         assert!(!is_valid_id(bad), "{bad}");
     }
 }
+
+#[tokio::test]
+async fn a_full_disk_fails_a_write_clearly_and_keeps_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = open(dir.path()).await;
+    let id = store
+        .begin(NewExecution::now("wf", json!({"a": 1})))
+        .await
+        .unwrap();
+    store
+        .record_step(&id, step("one", StepStatus::Completed))
+        .await
+        .unwrap();
+    let before = std::fs::read(store.record_path(&id)).unwrap();
+    crate::atomic::full_disk::fill(dir.path());
+    let err = store
+        .record_step(&id, step("two", StepStatus::Completed))
+        .await
+        .unwrap_err();
+    let begin = store
+        .begin(NewExecution::now("wf", json!({})))
+        .await
+        .unwrap_err();
+    crate::atomic::full_disk::free(dir.path());
+    for err in [&err, &begin] {
+        let text = err.to_string();
+        assert!(text.contains("No space left on device"), "{text}");
+    }
+    assert_eq!(std::fs::read(store.record_path(&id)).unwrap(), before);
+    let record = store.get(&id).await.unwrap().unwrap();
+    assert_eq!(record.steps.len(), 1);
+    assert_eq!(
+        file_names(dir.path()).len(),
+        1,
+        "{:?}",
+        file_names(dir.path())
+    );
+    // Once there is room again, writing goes on.
+    store
+        .record_step(&id, step("two", StepStatus::Completed))
+        .await
+        .unwrap();
+    assert_eq!(store.get(&id).await.unwrap().unwrap().steps.len(), 2);
+}

@@ -362,3 +362,39 @@ async fn yml_files_are_read_and_kept() {
     store.delete(&key).await.unwrap();
     assert!(!yml.exists());
 }
+
+#[tokio::test]
+async fn a_full_disk_fails_a_write_clearly_and_keeps_the_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = servers(&dir);
+    let created = store
+        .create(server("tools", "http://localhost:9000/mcp"))
+        .await
+        .unwrap();
+    let path = dir.path().join("mcpservers/tools.yaml");
+    let before = read(&path);
+    crate::atomic::full_disk::fill(dir.path());
+    let mut changed = created.clone();
+    changed.spec = McpServerSpec::streamable_http("http://localhost:9001/mcp");
+    let update = store.apply(changed).await.unwrap_err();
+    let create = store
+        .create(server("other", "http://localhost:9002/mcp"))
+        .await
+        .unwrap_err();
+    crate::atomic::full_disk::free(dir.path());
+    for err in [&update, &create] {
+        let text = err.to_string();
+        assert!(text.contains("No space left on device"), "{text}");
+    }
+    assert_eq!(read(&path), before, "the definition is untouched");
+    assert!(!dir.path().join("mcpservers/other.yaml").exists());
+    let names: Vec<_> = std::fs::read_dir(dir.path().join("mcpservers"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["tools.yaml"], "no temporary file is left behind");
+    assert_eq!(
+        store.get(&ObjectKey::named("tools")).await.unwrap(),
+        Some(created)
+    );
+}
