@@ -118,9 +118,9 @@ pub fn section<'a>(markdown: &'a str, heading: &str) -> Option<&'a str> {
     start.map(|s| &markdown[s..])
 }
 
-/// The code spans (`` `x` ``) of the first cell of every table row of `text`, header and
-/// separator rows excluded, in order. A cell such as `` `a` / `b` `` yields both.
-pub fn first_column_codes(text: &str) -> Vec<String> {
+/// The cells of every table row of `text`, header and separator rows excluded, in order.
+/// Cells are trimmed; an escaped `\|` stays inside its cell as `|`.
+pub fn rows(text: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut header_seen = false;
     for line in text.lines() {
@@ -129,21 +129,49 @@ pub fn first_column_codes(text: &str) -> Vec<String> {
             header_seen = false;
             continue;
         }
-        let cell = line[1..].split('|').next().unwrap_or_default();
-        if cell
-            .trim()
-            .chars()
-            .all(|c| c == '-' || c == ':' || c == ' ')
+        let cells = split_row(line);
+        if cells
+            .iter()
+            .all(|c| !c.is_empty() && c.chars().all(|ch| ch == '-' || ch == ':'))
         {
             header_seen = true;
             continue;
         }
-        if !header_seen {
-            continue;
+        if header_seen {
+            out.push(cells);
         }
-        out.extend(code_spans(cell));
     }
     out
+}
+
+fn split_row(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|');
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let mut cells = Vec::new();
+    let mut cell = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                chars.next();
+                cell.push('|');
+            }
+            '|' => cells.push(std::mem::take(&mut cell)),
+            c => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells.into_iter().map(|c| c.trim().to_owned()).collect()
+}
+
+/// The code spans (`` `x` ``) of the first cell of every table row of `text` (see
+/// [`rows`]). A cell such as `` `a` / `b` `` yields both.
+pub fn first_column_codes(text: &str) -> Vec<String> {
+    rows(text)
+        .iter()
+        .filter_map(|r| r.first())
+        .flat_map(|c| code_spans(c))
+        .collect()
 }
 
 /// The contents of every `` `code span` `` in `text`.
@@ -184,5 +212,10 @@ mod tests {
         assert_eq!(first_column_codes(keys), ["a.b", "c", "d"]);
         assert_eq!(first_column_codes(section(md, "Other").unwrap()), ["e"]);
         assert!(section(md, "Missing").is_none());
+        let escaped = "| a | b |\n| --- | --- |\n| `x` \\| `y` | z |\n";
+        assert_eq!(
+            rows(escaped),
+            [vec!["`x` | `y`".to_owned(), "z".to_owned()]]
+        );
     }
 }
