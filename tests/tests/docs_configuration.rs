@@ -622,3 +622,72 @@ fn flag_table_lists_every_flag_of_every_command() {
         problems.join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// aggregator.allowedHosts, as the key table and the troubleshooting page describe it
+
+/// The status `POST /mcp` answers for an `initialize` with this `Host` header.
+fn initialize_status(port: u16, host: &str) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "docs", "version": "1"}}});
+    reqwest::blocking::Client::new()
+        .post(format!("http://127.0.0.1:{port}/mcp"))
+        .header("Host", host)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&body)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+fn serving(allowed: &[&str]) -> (std::process::Child, u16, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = json!({"aggregator": {"host": "127.0.0.1", "port": port, "allowedHosts": allowed}});
+    std::fs::write(dir.path().join("config.yaml"), config.to_string()).unwrap();
+    let child = Command::new(muster_bin().unwrap())
+        .args(["serve", "--config-path"])
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while reqwest::blocking::get(format!("http://127.0.0.1:{port}/health")).is_err() {
+        assert!(Instant::now() < deadline, "muster serve did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (child, port, dir)
+}
+
+#[test]
+fn allowed_hosts_behave_as_documented() {
+    let wrong = "update `aggregator.allowedHosts` in docs/reference/configuration.md and the \
+                 403 entry of docs/troubleshooting.md";
+    let (mut open, port, _dir) = serving(&[]);
+    assert_eq!(
+        initialize_status(port, "rebind.example.com"),
+        200,
+        "without allowedHosts any Host is accepted, the page says; {wrong}"
+    );
+    let _ = open.kill();
+    let _ = open.wait();
+
+    let (mut guarded, port, _dir) = serving(&["muster.example.com"]);
+    assert_eq!(initialize_status(port, "muster.example.com"), 200, "{wrong}");
+    assert_eq!(
+        initialize_status(port, &format!("localhost:{port}")),
+        403,
+        "with allowedHosts set, only the listed hosts are accepted, the page says; {wrong}"
+    );
+    let _ = guarded.kill();
+    let _ = guarded.wait();
+}
