@@ -650,7 +650,8 @@ fn serving(allowed: &[&str]) -> (std::process::Child, u16, tempfile::TempDir) {
         .local_addr()
         .unwrap()
         .port();
-    let config = json!({"aggregator": {"host": "127.0.0.1", "port": port, "allowedHosts": allowed}});
+    let config =
+        json!({"aggregator": {"host": "127.0.0.1", "port": port, "allowedHosts": allowed}});
     std::fs::write(dir.path().join("config.yaml"), config.to_string()).unwrap();
     let child = Command::new(muster_bin().unwrap())
         .args(["serve", "--config-path"])
@@ -682,7 +683,11 @@ fn allowed_hosts_behave_as_documented() {
     let _ = open.wait();
 
     let (mut guarded, port, _dir) = serving(&["muster.example.com"]);
-    assert_eq!(initialize_status(port, "muster.example.com"), 200, "{wrong}");
+    assert_eq!(
+        initialize_status(port, "muster.example.com"),
+        200,
+        "{wrong}"
+    );
     assert_eq!(
         initialize_status(port, &format!("localhost:{port}")),
         403,
