@@ -2,14 +2,30 @@
 //!
 //! MCP aggregation built as tower services: one MCP endpoint in front of many MCP servers.
 //!
-//! The crate's layout (filled as the aggregator lands):
+//! - [`backend`]: one [`Backend`](backend::Backend) per MCPServer (stdio, streamable HTTP,
+//!   SSE) with its lifecycle, backoff and health probe; a `ToolProvider` over the server's
+//!   own names.
+//! - [`naming`]: `x_<server>_<tool>`, `toolPrefix`, namespaces and `family` grouping, as pure
+//!   functions.
+//! - [`registry`]: the live set of tool providers and the snapshot clients read; its
+//!   [`service`](registry::Registry::service) routes a call to the right provider.
+//! - [`layers`]: the per-call [`timeout`](layers::timeout) of `spec.timeout`, restarted by
+//!   progress notifications up to `spec.progress.maxDuration`.
+//! - [`meta_tools`]: `list_tools`, `filter_tools`, `describe_tool`, `list_core_tools`,
+//!   `call_tool`, and the resource and prompt meta-tools.
+//! - [`core_tools`]: the `core_*` tools (config, mcpserver, service, events), one more
+//!   `ToolProvider`.
+//! - [`services`]: the running backends, their status write-back and the MCPServer
+//!   reconciler.
+//! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
+//!   `/health`, with the `Host` guard.
+//! - `bridge` (feature `bridge`): stdio MCP forwarded to a muster over HTTP
+//!   (`muster agent --mcp-server`).
 //!
-//! - [`backend`]: one backend per MCPServer (stdio, streamable HTTP, SSE) with its lifecycle.
-//! - [`naming`]: `x_<server>_<tool>`, `toolPrefix`, namespaces and `family` deduplication.
-//! - [`layers`]: per-backend timeout, progress, concurrency, token forwarding, redaction.
-//! - [`meta_tools`]: `list_tools`, `filter_tools`, `describe_tool`, `call_tool`, resources and
-//!   prompts.
-//! - [`core_tools`]: the `core_*` tools, one more `ToolProvider`.
+//! Where to start: build a [`Registry`](registry::Registry), add backends or your own
+//! providers, and serve it with `server::Aggregator::builder(registry).build()`, standalone
+//! or nested in your own axum router (`examples/embed-aggregator-in-axum`, and
+//! `docs/library/embedding-aggregator.md` in the repository).
 //!
 //! It depends on `muster-core` only among muster crates; workflows reach it through the
 //! `ToolProvider` contract.
