@@ -85,7 +85,8 @@ pub struct MusterConfig {
     /// Namespace for resources, events and executions (default `default`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// `true` runs muster in Kubernetes mode; startup fails when no cluster is reachable.
+    /// `true` asks for Kubernetes mode. `muster serve` runs in filesystem mode only and refuses
+    /// to start with `true` (default false).
     pub kubernetes: bool,
     /// The aggregator.
     pub aggregator: AggregatorConfig,
@@ -109,9 +110,10 @@ pub enum AggregatorTransport {
     /// Streamable HTTP at `/mcp` (plus legacy SSE).
     #[default]
     StreamableHttp,
-    /// Legacy HTTP+SSE only: `GET /sse`, `POST /message`.
+    /// Legacy HTTP+SSE: `GET /sse`, `POST /message`. Only changes the endpoint the client
+    /// commands derive; `/mcp` is served too.
     Sse,
-    /// MCP on muster's own stdin/stdout.
+    /// MCP on muster's own stdin/stdout: not served (use `muster agent --mcp-server`).
     Stdio,
 }
 
@@ -136,19 +138,21 @@ pub struct AggregatorConfig {
     pub port: u16,
     /// Host (default `localhost`).
     pub host: String,
-    /// Transport (default `streamable-http`).
+    /// Transport (default `streamable-http`). Accepted for compatibility; `muster serve`
+    /// always serves streamable HTTP at `/mcp` and legacy SSE at `/sse`, whatever it says.
     pub transport: AggregatorTransport,
     /// Prefix of backend tools (default `x`).
     pub muster_prefix: String,
     /// How family tools treat members whose tool descriptions differ (default `majority`).
     pub family_descriptions: FamilyDescriptionRule,
-    /// Extra `Host` header values the MCP endpoint accepts besides loopback names (needed
-    /// behind a Kubernetes Service or Ingress); `["*"]` accepts any.
+    /// `Host` header values the MCP endpoint accepts (`name` or `name:port`); others get 403.
+    /// Empty (the default) or `["*"]` accepts any `Host`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_hosts: Vec<String>,
-    /// The admin UI.
+    /// The admin UI: accepted for compatibility, not built (ignored).
     pub admin: AdminConfig,
-    /// OAuth, towards downstream servers and protecting muster.
+    /// OAuth, towards downstream servers and protecting muster: accepted for compatibility,
+    /// not built yet (ignored).
     pub oauth: OAuthConfig,
 }
 
@@ -183,11 +187,11 @@ impl AggregatorConfig {
     }
 }
 
-/// The `aggregator.admin` section.
+/// The `aggregator.admin` section (ignored: there is no admin UI yet).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AdminConfig {
-    /// Serve the admin UI (default false).
+    /// Serve the admin UI (default false). Ignored: there is no admin UI.
     pub enabled: bool,
     /// Its port (default 9999).
     pub port: u16,
@@ -209,17 +213,17 @@ impl Default for AdminConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthConfig {
-    /// muster as OAuth client of downstream servers.
+    /// muster as OAuth client of downstream servers (not built yet).
     pub mcp_client: OAuthClientConfig,
-    /// muster as OAuth-protected server.
+    /// muster as OAuth-protected server (not built yet).
     pub server: OAuthServerConfig,
 }
 
-/// The `aggregator.oauth.mcpClient` section.
+/// The `aggregator.oauth.mcpClient` section (ignored: OAuth is not built yet).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthClientConfig {
-    /// Enabled (default false).
+    /// Enabled (default false). Ignored: muster does not sign in to servers yet.
     pub enabled: bool,
     /// muster's public URL, used for callbacks and its client metadata document.
     pub public_url: String,
@@ -266,11 +270,12 @@ impl Default for CimdConfig {
     }
 }
 
-/// The `aggregator.oauth.server` section.
+/// The `aggregator.oauth.server` section (ignored: OAuth is not built yet, so the endpoint is
+/// unauthenticated whatever it says).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthServerConfig {
-    /// Enabled (default false).
+    /// Enabled (default false). Ignored: `true` does not protect the endpoint.
     pub enabled: bool,
     /// muster's public base URL.
     pub base_url: String,
