@@ -26,9 +26,11 @@
 mod cel_rules;
 mod discovery;
 mod http;
+mod kubectl;
 mod managed;
 mod ops;
 mod patch;
+mod protobuf;
 mod registry;
 mod schema;
 mod selectors;
@@ -48,6 +50,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, Method, Uri};
 use serde_json::Value;
 
+pub use kubectl::{KUBECTL_ENV, Kubectl, KubectlOutput, kubectl_binary};
 use store::Store;
 
 /// The largest request body kube-apiserver accepts (3 MiB).

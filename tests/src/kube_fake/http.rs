@@ -226,9 +226,16 @@ fn write_options(q: &Query, headers: &HeaderMap) -> Result<WriteOptions, ApiErro
     })
 }
 
-fn parse_body(body: &[u8]) -> Result<Value, ApiError> {
+fn parse_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
     if body.is_empty() {
         return Err(ApiError::bad_request("the request body is empty"));
+    }
+    let ct = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if ct.starts_with(super::protobuf::MEDIA_TYPE) {
+        return super::protobuf::decode(body);
     }
     // kubectl and client-go send JSON; YAML is accepted as kube-apiserver does
     serde_json::from_slice(body)
@@ -295,14 +302,18 @@ async fn resource(
         }
         (Method::POST, None) => {
             let opts = write_options(q, headers)?;
-            Ok(written(shared.store.create(t, parse_body(body)?, &opts)?))
+            Ok(written(shared.store.create(
+                t,
+                parse_body(headers, body)?,
+                &opts,
+            )?))
         }
         (Method::PUT, Some(name)) => {
             let opts = write_options(q, headers)?;
             Ok(written(shared.store.update(
                 t,
                 name,
-                parse_body(body)?,
+                parse_body(headers, body)?,
                 status,
                 true,
                 &opts,
@@ -327,7 +338,7 @@ async fn resource(
             ))
         }
         (Method::DELETE, Some(name)) => {
-            let opts = delete_options(q, body)?;
+            let opts = delete_options(q, headers, body)?;
             match shared.store.delete(t, name, &opts)? {
                 Deleted::Gone(obj) => {
                     let uid = obj
@@ -344,18 +355,23 @@ async fn resource(
                 Deleted::Pending(obj) => Ok(json_response(StatusCode::ACCEPTED, &obj, &[])),
             }
         }
-        (Method::DELETE, None) => delete_collection(shared, t, q, body),
+        (Method::DELETE, None) => delete_collection(shared, t, q, headers, body),
         (m, _) => Err(ApiError::method_not_allowed(format!(
             "the server does not allow this method on the requested resource ({m})"
         ))),
     }
 }
 
-fn delete_options(q: &Query, body: &[u8]) -> Result<DeleteOptions, ApiError> {
-    let b: Value = if body.is_empty() {
+fn delete_options(q: &Query, headers: &HeaderMap, body: &[u8]) -> Result<DeleteOptions, ApiError> {
+    let ct = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    // a protobuf DeleteOptions body is not decoded; its query parameters still count
+    let b: Value = if body.is_empty() || ct.starts_with(super::protobuf::MEDIA_TYPE) {
         json!({})
     } else {
-        parse_body(body)?
+        parse_body(headers, body)?
     };
     let dry_run = q.get("dryRun") == Some("All")
         || b.get("dryRun")
@@ -576,10 +592,11 @@ fn delete_collection(
     shared: &Shared,
     t: &Target,
     q: &Query,
+    headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Response, ApiError> {
     let filter = Filter::parse(t, q)?;
-    let opts = delete_options(q, body)?;
+    let opts = delete_options(q, headers, body)?;
     let names: Vec<(String, String)> = {
         let st = shared.store.lock();
         let ns = (!t.namespace.is_empty()).then_some(t.namespace.as_str());

@@ -285,7 +285,7 @@ fn prepare_builtin(t: &Target, obj: &mut Value, old: Option<&Value>, errs: &mut 
                     }
                 }
             }
-            if obj.get("type").is_none_or(Value::is_null) {
+            if obj.get("type").is_none_or(|t| t.is_null() || t == "") {
                 obj["type"] = json!("Opaque");
             }
             if let Some(data) = obj.get("data").and_then(Value::as_object) {

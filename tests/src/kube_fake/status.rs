@@ -358,6 +358,12 @@ impl ApiError {
         .with_details(json!({"causes": [{"reason": "UnexpectedHeader", "message": format!("Content-Type: {content_type}")}]}))
     }
 
+    /// The same error with another message.
+    pub(crate) fn with_message(mut self, message: String) -> Self {
+        self.message = message;
+        self
+    }
+
     /// 410 Gone for a compacted resourceVersion (the watch `ERROR` event's object).
     pub(crate) fn expired(message: impl Into<String>) -> Self {
         Self::new(410, "Expired", message)

@@ -130,8 +130,19 @@ fn to_rfc_path(p: &str) -> String {
     }
 }
 
-/// The first value a JSONPath finds.
+/// The first value a JSONPath finds: plain `.a.b` paths directly, the rest (indexes,
+/// filters, wildcards) through `jsonpath-rust`.
 pub(crate) fn find<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
+    let plain = path.trim();
+    if plain.starts_with('.')
+        && plain[1..].split('.').all(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        })
+    {
+        return plain[1..].split('.').try_fold(obj, |v, k| v.get(k));
+    }
     obj.query(&to_rfc_path(path))
         .ok()
         .and_then(|r| r.into_iter().next())
