@@ -25,6 +25,7 @@
 
 mod cel_rules;
 mod discovery;
+mod events;
 mod http;
 mod kubectl;
 mod managed;

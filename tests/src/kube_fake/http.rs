@@ -511,7 +511,8 @@ fn list(shared: &Shared, t: &Target, q: &Query, accept: &str) -> Result<Response
         {
             continue;
         }
-        if !filter.matches(obj) {
+        let obj = t.present(obj.clone());
+        if !filter.matches(&obj) {
             continue;
         }
         if items.len() == limit {
@@ -522,12 +523,12 @@ fn list(shared: &Shared, t: &Target, q: &Query, accept: &str) -> Result<Response
             ));
             break;
         }
-        items.push(t.present(obj.clone()));
+        items.push(obj);
     }
     let remaining = more.as_ref().map(|_| {
         st.list(&t.rt, ns)
             .into_iter()
-            .filter(|o| filter.matches(o))
+            .filter(|o| filter.matches(&t.present((*o).clone())))
             .filter(|o| {
                 let k = (
                     super::store::namespace_of(o).to_owned(),

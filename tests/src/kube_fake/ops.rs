@@ -71,7 +71,12 @@ pub(crate) struct DeleteOptions {
 
 impl Target {
     /// The object as served in the requested version.
-    pub(crate) fn present(&self, mut obj: Value) -> Value {
+    pub(crate) fn present(&self, obj: Value) -> Value {
+        let mut obj = if self.rt.builtin == Some(Builtin::EventsV1Event) {
+            super::events::to_events_v1(&obj)
+        } else {
+            obj
+        };
         if let Value::Object(m) = &mut obj {
             m.insert(
                 "apiVersion".into(),
@@ -80,6 +85,15 @@ impl Target {
             m.insert("kind".into(), json!(self.rt.kind));
         }
         obj
+    }
+
+    /// The object in its stored form.
+    fn stored(&self, obj: Value) -> Value {
+        if self.rt.builtin == Some(Builtin::EventsV1Event) {
+            super::events::to_core(&obj)
+        } else {
+            obj
+        }
     }
 
     fn schema(&self) -> Option<&Value> {
@@ -644,7 +658,7 @@ impl Store {
                 warnings,
             });
         }
-        let stored = st.put(self.sender(), &t.rt, None, obj);
+        let stored = st.put(self.sender(), &t.rt, None, t.stored(obj));
         if t.rt.builtin == Some(Builtin::CustomResourceDefinition) {
             register_crd(&mut st, &stored);
         }
@@ -857,7 +871,12 @@ impl Store {
             .and_then(Value::as_array)
             .is_some_and(|f| !f.is_empty());
         if new.pointer("/metadata/deletionTimestamp").is_some() && !finalizers_left {
-            let stored = st.put(self.sender(), &t.rt, Some(&old), new);
+            let stored = st.put(
+                self.sender(),
+                &t.rt,
+                Some(&t.stored(old.clone())),
+                t.stored(new),
+            );
             let gone =
                 finish_delete(self, &mut st, &t.rt, &t.namespace, name, false).unwrap_or(stored);
             return Ok(Written {
@@ -866,7 +885,12 @@ impl Store {
                 warnings: checked.warnings,
             });
         }
-        let stored = st.put(self.sender(), &t.rt, Some(&old), new);
+        let stored = st.put(
+            self.sender(),
+            &t.rt,
+            Some(&t.stored(old.clone())),
+            t.stored(new),
+        );
         if t.rt.builtin == Some(Builtin::CustomResourceDefinition) {
             register_crd(&mut st, &stored);
         }
@@ -878,7 +902,38 @@ impl Store {
     }
 
     /// PATCH of every type.
+    ///
+    /// A patch that sets no `metadata.resourceVersion` is retried when another write lands
+    /// between its read and its write, as kube-apiserver's guaranteed update does; one that
+    /// sets it gets the 409 Conflict.
     pub(crate) fn patch(
+        &self,
+        t: &Target,
+        name: &str,
+        kind: PatchType,
+        body: &[u8],
+        status: bool,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let mut attempts = 0;
+        loop {
+            match self.patch_once(t, name, kind, body, status, opts) {
+                Err(e)
+                    if e.reason == "Conflict"
+                        && e.details
+                            .as_ref()
+                            .is_some_and(|d| d.get("causes").is_none())
+                        && attempts < 10
+                        && !patch_sets_rv(kind, body) =>
+                {
+                    attempts += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn patch_once(
         &self,
         t: &Target,
         name: &str,
@@ -1024,6 +1079,25 @@ impl Store {
         let gone = finish_delete(self, &mut st, &t.rt, &t.namespace, name, opts.orphan)
             .ok_or_else(|| ApiError::not_found(&t.rt, name))?;
         Ok(Deleted::Gone(t.present(gone)))
+    }
+}
+
+/// Whether a patch body carries a `metadata.resourceVersion` precondition.
+fn patch_sets_rv(kind: PatchType, body: &[u8]) -> bool {
+    match kind {
+        PatchType::Json => {
+            std::str::from_utf8(body).is_ok_and(|b| b.contains("/metadata/resourceVersion"))
+        }
+        PatchType::Apply => patch::parse_apply(body).ok().is_some_and(|v| {
+            v.pointer("/metadata/resourceVersion")
+                .is_some_and(|r| r.as_str().is_some_and(|s| !s.is_empty()))
+        }),
+        PatchType::Merge | PatchType::Strategic => {
+            serde_json::from_slice::<Value>(body).ok().is_some_and(|v| {
+                v.pointer("/metadata/resourceVersion")
+                    .is_some_and(|r| r.as_str().is_some_and(|s| !s.is_empty()))
+            })
+        }
     }
 }
 

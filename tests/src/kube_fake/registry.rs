@@ -71,6 +71,14 @@ impl ResourceType {
         }
     }
 
+    /// Where its objects are stored: events.k8s.io Events share core Events' storage.
+    pub(crate) fn storage_key(&self) -> (String, String) {
+        match self.builtin {
+            Some(Builtin::EventsV1Event) => (String::new(), "events".to_owned()),
+            _ => (self.group.clone(), self.plural.clone()),
+        }
+    }
+
     /// `group/version`, or `v1` for the core group.
     pub(crate) fn api_version(&self, version: &str) -> String {
         if self.group.is_empty() {

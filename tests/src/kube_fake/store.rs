@@ -58,7 +58,7 @@ pub(crate) struct Store {
 }
 
 fn key(rt: &ResourceType) -> ResourceKey {
-    (rt.group.clone(), rt.plural.clone())
+    rt.storage_key()
 }
 
 /// `metadata.name` of an object.
@@ -231,8 +231,8 @@ impl State {
             tx,
             Change {
                 rv,
-                group: rt.group.clone(),
-                resource: rt.plural.clone(),
+                group: key(rt).0,
+                resource: key(rt).1,
                 namespace: ns,
                 kind,
                 object: obj.clone(),
@@ -261,8 +261,8 @@ impl State {
             tx,
             Change {
                 rv,
-                group: rt.group.clone(),
-                resource: rt.plural.clone(),
+                group: key(rt).0,
+                resource: key(rt).1,
                 namespace: ns.to_owned(),
                 kind: EventKind::Deleted,
                 object: obj.clone(),
@@ -288,7 +288,11 @@ impl State {
     /// Every object of every type in a namespace (for namespace deletion).
     pub(crate) fn namespaced_contents(&self, ns: &str) -> Vec<(Arc<ResourceType>, String)> {
         let mut out = Vec::new();
-        for rt in self.types.iter().filter(|t| t.namespaced) {
+        for rt in self
+            .types
+            .iter()
+            .filter(|t| t.namespaced && t.builtin != Some(Builtin::EventsV1Event))
+        {
             for obj in self.list(rt, Some(ns)) {
                 out.push((rt.clone(), name_of(obj).to_owned()));
             }
@@ -299,7 +303,11 @@ impl State {
     /// Objects that name `uid` among their owners.
     pub(crate) fn dependents_of(&self, uid: &str) -> Vec<(Arc<ResourceType>, String, String)> {
         let mut out = Vec::new();
-        for rt in &self.types {
+        for rt in self
+            .types
+            .iter()
+            .filter(|t| t.builtin != Some(Builtin::EventsV1Event))
+        {
             for obj in self.list(rt, None) {
                 let owned = obj
                     .pointer("/metadata/ownerReferences")

@@ -62,14 +62,19 @@ impl Watch {
     /// The event a change means for this watch, after its selectors.
     fn event(&self, c: &Change) -> Option<Bytes> {
         let t = &self.target;
-        if c.group != t.rt.group || c.resource != t.rt.plural {
+        if (c.group.as_str(), c.resource.as_str())
+            != (t.rt.storage_key().0.as_str(), t.rt.storage_key().1.as_str())
+        {
             return None;
         }
         if !t.namespace.is_empty() && c.namespace != t.namespace {
             return None;
         }
-        let now = self.filter.matches(&c.object);
-        let before = c.old.as_ref().is_some_and(|o| self.filter.matches(o));
+        let now = self.filter.matches(&t.present(c.object.clone()));
+        let before = c
+            .old
+            .as_ref()
+            .is_some_and(|o| self.filter.matches(&t.present(o.clone())));
         let kind = match (c.kind, before, now) {
             (EventKind::Added, _, true) => "ADDED",
             (EventKind::Modified, true, true) => "MODIFIED",
@@ -139,7 +144,7 @@ pub(crate) fn serve(
         if start_from_now {
             let ns = (!w.target.namespace.is_empty()).then_some(w.target.namespace.as_str());
             for obj in st.list(&w.target.rt, ns) {
-                if w.filter.matches(obj) {
+                if w.filter.matches(&w.target.present(obj.clone())) {
                     initial.push(w.line("ADDED", obj));
                 }
             }
