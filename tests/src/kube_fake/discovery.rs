@@ -146,19 +146,26 @@ fn base64_std(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The types a group-version serves; `None` when it serves none.
+fn served_in<'a>(
+    types: &'a [Arc<ResourceType>],
+    group: &str,
+    version: &str,
+) -> Option<Vec<&'a Arc<ResourceType>>> {
+    let of: Vec<&Arc<ResourceType>> = types
+        .iter()
+        .filter(|t| t.group == group && t.version(version).is_some())
+        .collect();
+    (!of.is_empty()).then_some(of)
+}
+
 /// `GET /api/v1` or `/apis/<group>/<version>`.
 pub(crate) fn resource_list(
     types: &[Arc<ResourceType>],
     group: &str,
     version: &str,
 ) -> Option<Value> {
-    let of: Vec<&Arc<ResourceType>> = types
-        .iter()
-        .filter(|t| t.group == group && t.version(version).is_some())
-        .collect();
-    if of.is_empty() {
-        return None;
-    }
+    let of = served_in(types, group, version)?;
     let mut resources = Vec::new();
     for t in of {
         let mut r = json!({
@@ -294,13 +301,7 @@ pub(crate) fn openapi_v3_doc(
     group: &str,
     version: &str,
 ) -> Option<Value> {
-    let of: Vec<&Arc<ResourceType>> = types
-        .iter()
-        .filter(|t| t.group == group && t.version(version).is_some())
-        .collect();
-    if of.is_empty() {
-        return None;
-    }
+    let of = served_in(types, group, version)?;
     let mut schemas = serde_json::Map::new();
     let mut paths = serde_json::Map::new();
     for t in of {

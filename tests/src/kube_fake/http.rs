@@ -408,11 +408,7 @@ impl Filter {
     pub(crate) fn parse(t: &Target, q: &Query) -> Result<Self, ApiError> {
         let labels = LabelSelector::parse(q.get("labelSelector").unwrap_or_default())?;
         let allowed = t.rt.extra_field_labels(&t.version);
-        let fields = FieldSelector::parse(
-            q.get("fieldSelector").unwrap_or_default(),
-            &allowed,
-            &t.rt.kind,
-        )?;
+        let fields = FieldSelector::parse(q.get("fieldSelector").unwrap_or_default(), &allowed)?;
         Ok(Self { labels, fields })
     }
 

@@ -441,3 +441,48 @@ pub(crate) fn record_update(
     }
     set_entries(new, &list);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn field_sets_round_trip_through_fields_v1() {
+        let schema = json!({"properties": {"spec": {"properties": {
+            "env": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"properties": {"name": {}, "value": {}}}},
+            "args": {"type": "array"}}}}});
+        let obj = json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "n", "labels": {"a": "b"}},
+                         "spec": {"env": [{"name": "A", "value": "1"}], "args": ["x"]}});
+        let set = fields_of(&obj, Some(&schema));
+        let v1 = to_fields_v1(&set);
+        assert_eq!(
+            v1,
+            json!({
+                "f:metadata": {"f:labels": {"f:a": {}}},
+                "f:spec": {"f:args": {}, "f:env": {"k:{\"name\":\"A\"}": {".": {}, "f:name": {}, "f:value": {}}}},
+            })
+        );
+        assert_eq!(from_fields_v1(&v1), set);
+        let mut o = obj.clone();
+        remove_at(
+            &mut o,
+            &[
+                "f:spec".to_owned(),
+                "f:env".to_owned(),
+                "k:{\"name\":\"A\"}".to_owned(),
+            ],
+        );
+        assert_eq!(o["spec"]["env"], json!([]));
+        assert_eq!(
+            display(&[
+                "f:spec".to_owned(),
+                "f:env".to_owned(),
+                "k:{\"name\":\"A\"}".to_owned()
+            ]),
+            r#".spec.env[name="A"]"#
+        );
+    }
+}

@@ -1020,37 +1020,29 @@ impl Store {
         let Some(obj) = st.get(&t.rt, &t.namespace, name).cloned() else {
             return Err(ApiError::not_found(&t.rt, name));
         };
-        let uid = obj
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        if let Some(want) = &opts.uid
-            && *want != uid
-        {
-            return Err(ApiError::conflict(
-                &t.rt,
-                name,
-                &format!(
-                    "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
-                ),
-            ));
-        }
-        let rv = obj
-            .pointer("/metadata/resourceVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        if let Some(want) = &opts.resource_version
-            && *want != rv
-        {
-            return Err(ApiError::conflict(
-                &t.rt,
-                name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {rv}"
-                ),
-            ));
+        for (field, pointer, want) in [
+            ("UID", "/metadata/uid", &opts.uid),
+            (
+                "ResourceVersion",
+                "/metadata/resourceVersion",
+                &opts.resource_version,
+            ),
+        ] {
+            let actual = obj
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if let Some(want) = want
+                && want != actual
+            {
+                return Err(ApiError::conflict(
+                    &t.rt,
+                    name,
+                    &format!(
+                        "Precondition failed: {field} in precondition: {want}, {field} in object meta: {actual}"
+                    ),
+                ));
+            }
         }
         let has_finalizers = obj
             .pointer("/metadata/finalizers")

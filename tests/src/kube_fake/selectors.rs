@@ -45,7 +45,7 @@ fn split_top(s: &str) -> Vec<String> {
         .collect()
 }
 
-fn set_of(s: &str, whole: &str) -> Result<Vec<String>, ApiError> {
+fn set_of(s: &str) -> Result<Vec<String>, ApiError> {
     let inner = s
         .trim()
         .strip_prefix('(')
@@ -55,7 +55,6 @@ fn set_of(s: &str, whole: &str) -> Result<Vec<String>, ApiError> {
                 "unable to parse requirement: found '{s}', expected: '('"
             ))
         })?;
-    let _ = whole;
     Ok(inner
         .split(',')
         .map(|v| v.trim().to_owned())
@@ -76,9 +75,9 @@ impl LabelSelector {
             } else if let Some((k, v)) = part.split_once('=') {
                 Requirement::Equals(k.trim().to_owned(), v.trim().to_owned())
             } else if let Some((k, v)) = part.split_once(" notin ") {
-                Requirement::NotIn(k.trim().to_owned(), set_of(v, s)?)
+                Requirement::NotIn(k.trim().to_owned(), set_of(v)?)
             } else if let Some((k, v)) = part.split_once(" in ") {
-                Requirement::In(k.trim().to_owned(), set_of(v, s)?)
+                Requirement::In(k.trim().to_owned(), set_of(v)?)
             } else if part.contains(' ') || part.contains('(') {
                 return Err(ApiError::bad_request(format!(
                     "unable to parse requirement: <nil>: Invalid value: {part:?}: found '{part}', expected: in, notin, =, ==, !=, gt, lt"
@@ -112,7 +111,7 @@ pub(crate) struct FieldSelector(Vec<(String, bool, String)>);
 impl FieldSelector {
     /// Parses a selector, refusing fields the resource does not index (`allowed`, besides
     /// `metadata.name` and `metadata.namespace`).
-    pub(crate) fn parse(s: &str, allowed: &[String], kind: &str) -> Result<Self, ApiError> {
+    pub(crate) fn parse(s: &str, allowed: &[String]) -> Result<Self, ApiError> {
         let mut terms = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (field, eq, value) = if let Some((f, v)) = part.split_once("!=") {
@@ -131,10 +130,9 @@ impl FieldSelector {
                 && field != "metadata.namespace"
                 && !allowed.iter().any(|a| a == field)
             {
-                return Err(
-                    ApiError::bad_request(format!("field label not supported: {field}"))
-                        .with_kind_hint(kind),
-                );
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {field}"
+                )));
             }
             terms.push((field.to_owned(), eq, value.trim().to_owned()));
         }
@@ -159,8 +157,44 @@ impl FieldSelector {
     }
 }
 
-impl ApiError {
-    fn with_kind_hint(self, _kind: &str) -> Self {
-        self
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn label_selectors_match_like_the_api_server() {
+        let obj = json!({"metadata": {"labels": {"app": "muster", "tier": "web"}}});
+        for (sel, want) in [
+            ("app=muster", true),
+            ("app==muster,tier=web", true),
+            ("app!=muster", false),
+            ("tier in (web, db)", true),
+            ("tier notin (web)", false),
+            ("app", true),
+            ("!app", false),
+            ("missing notin (x)", true),
+        ] {
+            assert_eq!(
+                LabelSelector::parse(sel).expect("parses").matches(&obj),
+                want,
+                "{sel}"
+            );
+        }
+        assert!(LabelSelector::parse("app in web").is_err());
+    }
+
+    #[test]
+    fn field_selectors_refuse_unknown_fields() {
+        let obj = json!({"metadata": {"name": "a", "namespace": "default"}, "type": "Opaque"});
+        let allowed = vec!["type".to_owned()];
+        assert!(
+            FieldSelector::parse("metadata.name=a,type!=x", &allowed)
+                .expect("parses")
+                .matches(&obj)
+        );
+        let e = FieldSelector::parse("spec.x=y", &allowed).expect_err("refused");
+        assert_eq!(e.message, "field label not supported: spec.x");
     }
 }

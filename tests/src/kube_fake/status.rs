@@ -414,3 +414,56 @@ pub(crate) fn success_status(rt: &ResourceType, name: &str, uid: &str) -> Value 
     details["uid"] = json!(uid);
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn values_print_as_go_prints_them() {
+        assert_eq!(go_value(&json!("a\"b")), r#""a\"b""#);
+        assert_eq!(go_value(&json!(0)), "0");
+        assert_eq!(go_value(&json!(1.5)), "1.5");
+        assert_eq!(go_value(&json!(1e21)), "1e+21");
+        assert_eq!(go_value(&json!(true)), "true");
+    }
+
+    #[test]
+    fn field_errors_read_like_the_api_server() {
+        let e = FieldError::invalid("spec.url", json!("ftp://x"), "must be http");
+        assert_eq!(
+            e.message(),
+            r#"spec.url: Invalid value: "ftp://x": must be http"#
+        );
+        assert_eq!(
+            FieldError::required("spec.url", "").message(),
+            "spec.url: Required value"
+        );
+        let too_long = FieldError::new(
+            FieldErrorKind::TooLong,
+            "spec.x",
+            Some(json!("abcd")),
+            "may not be more than 3 bytes",
+        );
+        assert_eq!(
+            too_long.message(),
+            "spec.x: Too long: may not be more than 3 bytes"
+        );
+        let two = ApiError::invalid(
+            "g.io",
+            "K",
+            "n",
+            &[e.clone(), FieldError::required("spec.y", "")],
+        );
+        assert_eq!(
+            two.message,
+            r#"K.g.io "n" is invalid: [spec.url: Invalid value: "ftp://x": must be http, spec.y: Required value]"#
+        );
+        assert_eq!(
+            two.status()["details"]["causes"][1]["reason"],
+            json!("FieldValueRequired")
+        );
+    }
+}

@@ -362,3 +362,41 @@ pub(crate) fn table(
         "rows": objects.iter().map(|o| row(rt, &cols, o, include)).collect::<Vec<_>>(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn ages_read_like_kubectl() {
+        let cases = [
+            (-5, "<invalid>"),
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (185, "3m5s"),
+            (600, "10m"),
+            (3 * 3600 + 60, "3h1m"),
+            (9 * 3600, "9h"),
+            (50 * 3600, "2d2h"),
+            (400 * 86400, "400d"),
+            (3 * 365 * 86400, "3y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(secs), want, "{secs}");
+        }
+    }
+
+    #[test]
+    fn json_paths_find_plain_fields_and_filters() {
+        let obj = json!({"status": {"conditions": [{"type": "A", "status": "False"}, {"type": "Ready", "status": "True"}]}, "type": "x"});
+        assert_eq!(find(&obj, ".type"), Some(&json!("x")));
+        assert_eq!(
+            find(&obj, r#".status.conditions[?(@.type=="Ready")].status"#),
+            Some(&json!("True"))
+        );
+        assert_eq!(find(&obj, ".status.missing"), None);
+    }
+}
