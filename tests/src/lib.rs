@@ -24,6 +24,7 @@
 mod binary;
 pub mod deps;
 mod instance;
+pub mod kube_fake;
 pub mod markdown;
 mod mcp;
 mod process;
