@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use tokio_util::sync::CancellationToken;
 
+use super::CallerChannel;
 use crate::secret::SecretString;
 
 /// The name a tool is called by, e.g. `x_github_search` or `core_service_list`.
@@ -142,6 +143,12 @@ pub struct CallContext {
     /// How many workflows this call is nested in (0 for a call from a client); the workflow
     /// engine refuses to go deeper than its limit, so `A → B → A` cannot recurse forever.
     pub workflow_depth: u32,
+    /// The caller, for the requests the tool's server sends it during the call (sampling,
+    /// elicitation, roots); `None` when the caller cannot be asked anything.
+    pub caller_requests: Option<CallerChannel>,
+    /// The `_meta` of the caller's request that goes upstream (see
+    /// [`upstream_meta`](super::upstream_meta)): trace context and the caller's own keys.
+    pub request_meta: Option<JsonObject>,
 }
 
 impl CallContext {
