@@ -27,6 +27,7 @@
 
 mod backoff;
 mod call;
+mod caller;
 mod catalog;
 mod connect;
 mod error;
@@ -54,6 +55,7 @@ mod transition;
 
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use muster_core::resource::mcp_server::{McpServerSpec, McpServerStatus};
 use muster_core::tool::{Catalog, Revision, ToolError, ToolProvider, ToolService};
 use rmcp::model::{
@@ -205,5 +207,24 @@ impl ToolProvider for Backend {
             inner: Arc::downgrade(&self.inner),
         };
         BoxCloneSyncService::new(tower::Layer::layer(&budget, upstream))
+    }
+
+    fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> {
+        let backend = self.clone();
+        let name = name.to_owned();
+        Box::pin(async move { Backend::get_prompt(&backend, name, arguments).await })
+    }
+
+    fn read_resource(
+        &self,
+        uri: &str,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ToolError>> {
+        let backend = self.clone();
+        let uri = uri.to_owned();
+        Box::pin(async move { Backend::read_resource(&backend, uri).await })
     }
 }

@@ -22,11 +22,16 @@
 //! # }
 //! ```
 
+mod caller;
 mod handler;
 mod hosts;
 mod http;
+mod invalid_params;
+mod jsonrpc_errors;
+mod listen;
 mod notify;
 mod progress;
+mod reads;
 mod sse;
 
 use std::future::Future;

@@ -7,6 +7,7 @@
 //! all providers.
 
 mod call;
+mod caller;
 mod error;
 mod provider;
 pub mod reply;
@@ -15,6 +16,7 @@ mod tree;
 pub use call::{
     CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName,
 };
+pub use caller::{CallerChannel, CallerRequests, upstream_meta};
 pub use error::ToolError;
 pub use provider::{
     Catalog, Revision, StaticAvailability, ToolAvailability, ToolProvider, ToolService,

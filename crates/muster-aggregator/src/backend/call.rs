@@ -1,6 +1,7 @@
 //! The tool service of a backend: forwards a [`ToolCall`] to the server without loss
-//! (arguments, `_meta`, structured content, `isError`, every content kind), relays progress
-//! to the caller and sends `notifications/cancelled` when the caller gives up.
+//! (arguments, the caller's `_meta`, structured content, `isError`, every content kind),
+//! relays progress and the server's requests to the caller and sends
+//! `notifications/cancelled` when the caller gives up.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,7 +11,7 @@ use std::task::{Context, Poll};
 use muster_core::tool::{ToolCall, ToolError};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ErrorCode, RequestId, ResultType, ServerResult,
+    ClientRequest, ErrorCode, RequestId, RequestMetaObject, ResultType, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 
@@ -114,11 +115,25 @@ pub(crate) async fn forward(
         params = params.with_arguments(arguments);
     }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let mut options = PeerRequestOptions::no_options();
+    if let Some(meta) = call.context.request_meta.clone() {
+        options = options.with_meta(RequestMetaObject::from(meta));
+    }
+    // Registered before the call goes out, so the server cannot ask before muster knows
+    // whom to ask; the request id is bound once rmcp has assigned it.
+    let caller = call
+        .context
+        .caller_requests
+        .clone()
+        .map(|caller| conn.callers.register(caller));
     let handle = conn
         .peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .send_request_with_option(request, options)
         .await
         .map_err(|e| tool_error(provider, e))?;
+    if let Some(caller) = &caller {
+        caller.bind(handle.id.clone());
+    }
     let progress = call
         .context
         .progress
@@ -138,6 +153,7 @@ pub(crate) async fn forward(
     };
     guard.disarm();
     drop(progress);
+    drop(caller);
     match response.map_err(|e| tool_error(provider, e))? {
         ServerResult::CallToolResult(mut result) => {
             result.result_type.get_or_insert(ResultType::COMPLETE);

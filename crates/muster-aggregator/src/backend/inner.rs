@@ -11,6 +11,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::caller::CallerRouter;
 use super::options::BackendOptions;
 use super::progress::ProgressRouter;
 use super::state::BackendSnapshot;
@@ -24,6 +25,8 @@ pub(crate) struct Connection {
     pub(crate) peer: Peer<RoleClient>,
     /// Routes the server's progress notifications.
     pub(crate) progress: ProgressRouter,
+    /// Routes the server's requests to the callers of the calls in flight.
+    pub(crate) callers: CallerRouter,
     /// Cancelling it closes the connection and ends its tasks.
     pub(crate) stop: CancellationToken,
     /// The task that owns the client (and the process) and reaps them.

@@ -163,6 +163,7 @@ impl Inner {
             epoch,
             peer: peer.clone(),
             progress: handler.progress.clone(),
+            callers: handler.callers.clone(),
             stop: stop.clone(),
             supervisor: Mutex::new(None),
         });

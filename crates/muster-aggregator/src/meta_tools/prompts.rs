@@ -119,8 +119,8 @@ pub(super) fn describe(catalog: &AggregatedCatalog, args: &JsonObject) -> CallTo
     })
 }
 
-/// The rendered messages as `[{"role","content"}]`. Argument values are sent as text. As in
-/// the original, a failed or unknown prompt yields `[]` rather than an error.
+/// The rendered messages as `[{"role","content"}]`. Argument values are sent as text. An
+/// unknown prompt or a failed rendering is an error result naming the prompt.
 pub(super) async fn get(catalog: Arc<AggregatedCatalog>, args: &JsonObject) -> CallToolResult {
     let Some(name) = name_arg(args) else {
         return reply::error("name argument is required");
@@ -133,15 +133,12 @@ pub(super) async fn get(catalog: Arc<AggregatedCatalog>, args: &JsonObject) -> C
             .collect(),
         Some(_) => return reply::error("arguments must be a JSON object"),
     };
-    let messages = match catalog.prompt(name).map(|p| p.get(Some(arguments))) {
-        Some(render) => match render.await {
-            Ok(result) => result.messages,
-            Err(e) => {
-                tracing::debug!(prompt = name, error = %e, "prompt retrieval failed");
-                Vec::new()
-            }
-        },
-        None => Vec::new(),
+    let Some(render) = catalog.prompt(name).map(|p| p.get(Some(arguments))) else {
+        return reply::error(format!("Prompt not found: {name}"));
+    };
+    let messages = match render.await {
+        Ok(result) => result.messages,
+        Err(e) => return reply::error(format!("Failed to get prompt {name}: {e}")),
     };
     let messages: Vec<Message> = messages.iter().map(message).collect();
     reply::json(&messages)

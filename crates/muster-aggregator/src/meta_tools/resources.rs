@@ -110,21 +110,18 @@ pub(super) fn describe(catalog: &AggregatedCatalog, args: &JsonObject) -> CallTo
 }
 
 /// The resource's text contents joined by newlines; binary contents render as
-/// `[Binary data: <n> bytes]`. As in the original, a failed or unknown read yields an empty
-/// text rather than an error.
+/// `[Binary data: <n> bytes]`. An unknown URI or a failed read is an error result naming
+/// the URI.
 pub(super) async fn get(catalog: Arc<AggregatedCatalog>, args: &JsonObject) -> CallToolResult {
     let Some(uri) = uri_arg(args) else {
         return reply::error("uri argument is required");
     };
     let Some(read) = catalog.resource(uri).map(|r| r.read()) else {
-        return reply::text("");
+        return reply::error(format!("Resource not found: {uri}"));
     };
     let contents = match read.await {
         Ok(result) => result.contents,
-        Err(e) => {
-            tracing::debug!(uri, error = %e, "resource read failed");
-            Vec::new()
-        }
+        Err(e) => return reply::error(format!("Failed to read resource {uri}: {e}")),
     };
     let texts: Vec<String> = contents
         .iter()

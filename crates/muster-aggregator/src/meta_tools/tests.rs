@@ -628,9 +628,19 @@ async fn resources() {
     assert_eq!(text(&result), "Resource not found: nope");
     let result = call(&meta, "get_resource", json!({"uri": "x_misc_notes"})).await;
     assert_eq!(text(&result), "line one\n[Binary data: 8 bytes]");
-    // Read failures are swallowed into an empty text, as in the original.
+    // A failed read and an unknown URI are errors naming the URI.
     let result = call(&meta, "get_resource", json!({"uri": "file:///x"})).await;
-    assert_eq!((result.is_error, text(&result)), (Some(false), ""));
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text(&result).starts_with("Failed to read resource file:///x: "),
+        "{}",
+        text(&result)
+    );
+    let result = call(&meta, "get_resource", json!({"uri": "nope://gone"})).await;
+    assert_eq!(
+        (result.is_error, text(&result)),
+        (Some(true), "Resource not found: nope://gone")
+    );
     let result = call(&meta, "get_resource", json!({})).await;
     assert_eq!(text(&result), "uri argument is required");
 
@@ -678,7 +688,10 @@ async fn prompts() {
     .await;
     assert_eq!(text(&result), "arguments must be a JSON object");
     let result = call(&meta, "get_prompt", json!({"name": "nope"})).await;
-    assert_eq!((result.is_error, text(&result)), (Some(false), "[]"));
+    assert_eq!(
+        (result.is_error, text(&result)),
+        (Some(true), "Prompt not found: nope")
+    );
 
     let empty = MetaTools::new(Registry::new());
     assert_eq!(

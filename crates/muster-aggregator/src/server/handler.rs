@@ -1,15 +1,20 @@
-//! The rmcp [`ServerHandler`]: `tools/list` answers the meta-tools, `tools/call` runs them.
+//! The rmcp [`ServerHandler`]: `tools/list` answers the meta-tools, `tools/call` runs them;
+//! `prompts/get` and `resources/read` reach the downstream prompts and resources, and
+//! `subscriptions/listen` streams list changes to 2026-07-28 clients.
 
-use muster_core::tool::{CallContext, SessionId};
+use muster_core::tool::{CallContext, SessionId, upstream_meta};
 use rmcp::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
 use super::Aggregator;
 use super::progress::Relay;
+use super::{caller, invalid_params, listen, reads};
 use crate::meta_tools;
 
 /// The header carrying the streamable HTTP session id.
@@ -55,6 +60,8 @@ impl ServerHandler for Aggregator {
             session: session_of(&context),
             progress: relay.as_ref().map(Relay::sink),
             cancellation: context.ct.child_token(),
+            caller_requests: Some(caller::channel(&context)),
+            request_meta: upstream_meta(&context.meta),
             ..CallContext::default()
         };
         let call = self.inner.meta.call(name, request.arguments, call_context);
@@ -74,6 +81,45 @@ impl ServerHandler for Aggregator {
                 None,
             )),
         }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        reads::get_prompt(self.registry(), request)
+            .await
+            .map(Into::into)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        reads::read_resource(self.registry(), request)
+            .await
+            .map(Into::into)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(listen::accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        listen::listen(self.registry(), context, self.inner.shutdown.clone()).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(invalid_params::custom_request_error(&request))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

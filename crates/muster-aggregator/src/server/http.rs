@@ -12,7 +12,7 @@ use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-use super::{Aggregator, hosts, sse};
+use super::{Aggregator, hosts, jsonrpc_errors, sse};
 
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
@@ -21,12 +21,19 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(aggregator.inner.shutdown.child_token());
+    let body_limit = config.max_request_body_bytes;
     let mcp = StreamableHttpService::new(
         move || Ok(factory.clone()),
         Arc::new(LocalSessionManager::default()),
         config,
     );
 
+    let mcp = tower::ServiceBuilder::new()
+        .layer(middleware::from_fn_with_state(
+            body_limit,
+            jsonrpc_errors::guard,
+        ))
+        .service(mcp);
     let mcp_routes = Router::new()
         .route_service("/mcp", mcp.clone())
         .route("/sse", get(sse::connect))

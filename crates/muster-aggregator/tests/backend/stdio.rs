@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use muster_aggregator::backend::{Backend, ServiceState};
 use muster_core::resource::mcp_server::{McpServerState, Transport};
-use muster_core::tool::ToolProvider;
+use muster_core::tool::{CallContext, ToolProvider};
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -156,7 +156,7 @@ async fn python_server_adds_with_structured_content() {
         .iter()
         .map(|t| t.name.to_string())
         .collect();
-    assert_eq!(names, ["add", "slow", "progress", "crash"]);
+    assert_eq!(names, ["add", "slow", "progress", "meta", "crash"]);
     let result = backend
         .service()
         .oneshot(call("add", json!({"a": 2, "b": 40})))
@@ -190,5 +190,56 @@ async fn prompts_and_resources_pass_through() {
         .clone();
     let got = backend.get_prompt(prompt, None).await.unwrap();
     assert!(!got.messages.is_empty());
+    backend.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_and_resources_through_the_provider_contract() {
+    // The registry reaches a backend's prompts and resources through `ToolProvider`.
+    let backend = Backend::new("everything", everything_stdio(), options());
+    backend.start().await.unwrap();
+    let provider: &dyn ToolProvider = &backend;
+    let catalog = provider.catalog();
+    let resource = catalog.resources.first().unwrap().uri.clone();
+    let read = provider.read_resource(&resource).await.unwrap();
+    assert!(!read.contents.is_empty(), "{read:?}");
+
+    let prompt = catalog
+        .prompts
+        .iter()
+        .find(|p| p.name == "simple-prompt")
+        .unwrap()
+        .name
+        .clone();
+    let got = provider.get_prompt(&prompt, None).await.unwrap();
+    assert!(!got.messages.is_empty(), "{got:?}");
+
+    assert!(provider.get_prompt("no-such-prompt", None).await.is_err());
+    assert!(
+        provider
+            .read_resource("demo://resource/no/such/thing")
+            .await
+            .is_err()
+    );
+    backend.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_callers_meta_goes_upstream() {
+    let backend = Backend::new("py", py_stdio(), options());
+    backend.start().await.unwrap();
+    let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let context = CallContext {
+        request_meta: args(json!({"traceparent": traceparent, "example.com/tenant": "acme"})),
+        ..CallContext::anonymous()
+    };
+    let result = backend
+        .service()
+        .oneshot(call("meta", json!({})).with_context(context))
+        .await
+        .unwrap();
+    let seen: serde_json::Value = serde_json::from_str(&first_text(&result)).unwrap();
+    assert_eq!(seen["traceparent"], traceparent, "{seen}");
+    assert_eq!(seen["example.com/tenant"], "acme", "{seen}");
     backend.stop().await;
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use tokio_util::sync::CancellationToken;
 
+use super::CallerChannel;
 use crate::secret::SecretString;
 
 /// The name a tool is called by, e.g. `x_github_search` or `core_service_list`.
@@ -145,6 +146,12 @@ pub struct CallContext {
     /// The budget of the workflow call tree this call belongs to: set by the root workflow
     /// run and shared by every run nested under it (`None` outside workflows).
     pub tree: Option<Arc<super::RunTree>>,
+    /// The caller, for the requests the tool's server sends it during the call (sampling,
+    /// elicitation, roots); `None` when the caller cannot be asked anything.
+    pub caller_requests: Option<CallerChannel>,
+    /// The `_meta` of the caller's request that goes upstream (see
+    /// [`upstream_meta`](super::upstream_meta)): trace context and the caller's own keys.
+    pub request_meta: Option<JsonObject>,
 }
 
 impl CallContext {
