@@ -56,7 +56,7 @@ pub mod secret;
 pub mod store;
 pub mod tool;
 
-pub use event::{Event, EventFilter, EventLog, EventSink, EventType};
+pub use event::{BroadcastEventLog, Event, EventFilter, EventLog, EventSink, EventType};
 pub use reconcile::{Action, Reconcile, ReconcileError};
 pub use resource::{
     Kind, McpServer, Meta, Object, ObjectKey, Workflow, WorkflowExecution,

@@ -12,7 +12,8 @@ mod provider;
 pub mod reply;
 
 pub use call::{
-    CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName,
+    CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, SessionNotifier,
+    ToolCall, ToolName,
 };
 pub use error::ToolError;
 pub use provider::{

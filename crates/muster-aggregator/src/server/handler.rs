@@ -9,6 +9,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 
 use super::Aggregator;
+use super::notify;
 use super::progress::Relay;
 use crate::meta_tools;
 
@@ -54,6 +55,7 @@ impl ServerHandler for Aggregator {
         let call_context = CallContext {
             session: session_of(&context),
             progress: relay.as_ref().map(Relay::sink),
+            notifier: Some(notify::session_notifier(context.peer.clone())),
             cancellation: context.ct.child_token(),
             ..CallContext::default()
         };

@@ -1,9 +1,11 @@
 //! Writing step transitions to the execution store and events to the event sink.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Utc};
-use muster_core::event::{Event, EventSink, EventType};
+use muster_core::event::message::Details;
+use muster_core::event::{Event, EventSink};
 use muster_core::resource::execution::{ExecutionId, StepRecord, StepStatus};
 use muster_core::store::ExecutionStore;
 use serde_json::Value;
@@ -16,6 +18,9 @@ pub(crate) struct Recorder {
     pub(crate) events: Option<Arc<dyn EventSink>>,
     pub(crate) workflow: String,
     pub(crate) namespace: String,
+    /// How many step records reached an end (completed, failed or skipped): the steps the
+    /// execution record holds.
+    pub(crate) finished: Arc<AtomicUsize>,
 }
 
 /// A step that has started.
@@ -29,22 +34,22 @@ pub(crate) struct StartedStep {
 }
 
 impl Recorder {
-    pub(crate) fn event(&self, reason: &str, warning: bool, message: String) {
+    /// Records an event of `reason` about the workflow, in the original's wording.
+    pub(crate) fn event(&self, reason: &str, details: &Details) {
         if let Some(sink) = &self.events {
-            let type_ = if warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            };
-            sink.record(Event::new(
+            sink.record(Event::about(
                 "Workflow",
                 &self.workflow,
                 &self.namespace,
                 reason,
-                type_,
-                message,
+                details,
             ));
         }
+    }
+
+    /// How many steps of this run have a final record.
+    pub(crate) fn finished_steps(&self) -> usize {
+        self.finished.load(Ordering::Relaxed)
     }
 
     /// Records the start of a step before it runs.
@@ -66,8 +71,10 @@ impl Recorder {
             .await?;
         self.event(
             "WorkflowStepStarted",
-            false,
-            format!("Workflow {} step {step_id} started", self.workflow),
+            &Details {
+                tool: tool.map(str::to_owned),
+                ..Details::step(step_id)
+            },
         );
         Ok(started)
     }
@@ -84,24 +91,18 @@ impl Recorder {
             Ok(v) => {
                 self.write(started, StepStatus::Completed, Some(v.clone()), None)
                     .await?;
-                self.event(
-                    "WorkflowStepCompleted",
-                    false,
-                    format!("Workflow {} step {id} completed", self.workflow),
-                );
+                self.event("WorkflowStepCompleted", &Details::step(id));
             }
             Err(e) => {
                 self.write(started, StepStatus::Failed, None, Some(e.to_owned()))
                     .await?;
-                let tail = if allow_failure {
-                    " (allow_failure=true, continuing)"
-                } else {
-                    ""
-                };
                 self.event(
                     "WorkflowStepFailed",
-                    true,
-                    format!("Workflow {} step {id} failed{tail}: {e}", self.workflow),
+                    &Details {
+                        error: Some(e.to_owned()),
+                        allow_failure,
+                        ..Details::step(id)
+                    },
                 );
             }
         }
@@ -126,11 +127,10 @@ impl Recorder {
             .await?;
         self.event(
             "WorkflowStepSkipped",
-            false,
-            format!(
-                "Workflow {} step {step_id} skipped: condition not met",
-                self.workflow
-            ),
+            &Details {
+                result: Some(false),
+                ..Details::step(step_id)
+            },
         );
         Ok(())
     }
@@ -163,6 +163,10 @@ impl Recorder {
         self.store
             .record_step(&self.id, record)
             .await
-            .map_err(|e| format!("failed to record step {}: {e}", s.step_id))
+            .map_err(|e| format!("failed to record step {}: {e}", s.step_id))?;
+        if done {
+            self.finished.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 }
