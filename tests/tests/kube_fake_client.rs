@@ -819,3 +819,33 @@ async fn reflector_follows_changes_and_relists_after_410() {
     assert_eq!(reader.state().len(), 2);
     task.abort();
 }
+
+#[tokio::test]
+async fn kube_discovery_legacy_and_aggregated_find_crd_resources() {
+    let (_server, client, _api) = with_crd(FakeConfig::default()).await;
+    let gvk = GroupVersionKind::gvk("muster.giantswarm.io", "v1alpha1", "MCPServer");
+    for aggregated in [false, true] {
+        let d = kube::discovery::Discovery::new(client.clone());
+        let d = if aggregated {
+            d.run_aggregated().await
+        } else {
+            d.run().await
+        }
+        .expect("discovery runs");
+        let (ar, caps) = d.resolve_gvk(&gvk).expect("MCPServer discovered");
+        assert_eq!(ar.plural, "mcpservers", "aggregated: {aggregated}");
+        assert_eq!(caps.scope, kube::discovery::Scope::Namespaced);
+        assert!(
+            caps.subresources
+                .iter()
+                .any(|(s, _)| s.plural == "mcpservers/status" || s.plural == "status"),
+            "{:?}",
+            caps.subresources
+        );
+        assert!(d.has_group("coordination.k8s.io") && d.has_group("events.k8s.io"));
+    }
+    let (ar, _) = kube::discovery::pinned_kind(&client, &gvk)
+        .await
+        .expect("pinned");
+    assert_eq!(ar.kind, "MCPServer");
+}

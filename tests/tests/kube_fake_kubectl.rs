@@ -372,3 +372,48 @@ fn kubectl_server_side_apply_and_builtins() {
         "the resource type is gone with its CRD: {gone:?}"
     );
 }
+
+#[test]
+fn kubectl_uses_aggregated_discovery_or_falls_back_to_per_group_documents() {
+    let (server, kubectl) = setup();
+    let out = kubectl
+        .run(&["api-resources"])
+        .expect("runs")
+        .ok()
+        .expect("listed");
+    assert!(
+        out.contains("leases") && out.contains("customresourcedefinitions"),
+        "{out}"
+    );
+    let asked = server.requests();
+    assert!(
+        asked.iter().any(|r| r.starts_with("GET /apis?")),
+        "{asked:?}"
+    );
+    assert!(
+        !asked
+            .iter()
+            .any(|r| r.starts_with("GET /apis/coordination.k8s.io/v1")),
+        "aggregated: {asked:?}"
+    );
+
+    let legacy = FakeApiServer::start(FakeConfig {
+        aggregated_discovery: false,
+        ..FakeConfig::default()
+    })
+    .expect("server starts");
+    let kubectl = Kubectl::new(&legacy).expect("kubectl");
+    let out = kubectl
+        .run(&["api-resources"])
+        .expect("runs")
+        .ok()
+        .expect("listed");
+    assert!(out.contains("leases"), "{out}");
+    assert!(
+        legacy
+            .requests()
+            .iter()
+            .any(|r| r.starts_with("GET /apis/coordination.k8s.io/v1")),
+        "per-group documents"
+    );
+}

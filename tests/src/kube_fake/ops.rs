@@ -988,6 +988,7 @@ impl Store {
                 subresource: status.then_some("status"),
                 schema: t.schema(),
                 now: &now,
+                status_subresource: t.rt.has_status(&t.version),
             };
             return match existing {
                 None if status => Err(ApiError::not_found(&t.rt, name)),

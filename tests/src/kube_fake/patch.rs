@@ -115,6 +115,9 @@ pub(crate) struct Apply<'a> {
     pub(crate) subresource: Option<&'a str>,
     pub(crate) schema: Option<&'a Value>,
     pub(crate) now: &'a str,
+    /// Whether the resource has a status subresource (a main-resource apply then owns no
+    /// status field: the server resets them).
+    pub(crate) status_subresource: bool,
 }
 
 impl Apply<'_> {
@@ -169,7 +172,8 @@ impl Apply<'_> {
         Ok(obj)
     }
 
-    /// A status apply owns only status fields, a main-resource apply everything else.
+    /// A status apply owns only status fields; a main-resource apply owns everything else, and
+    /// status too when there is no status subresource.
     fn scoped(&self, set: FieldSet) -> FieldSet {
         set.into_iter()
             .filter(|p| {
@@ -177,7 +181,7 @@ impl Apply<'_> {
                 if self.subresource == Some("status") {
                     is_status
                 } else {
-                    true
+                    !(is_status && self.status_subresource)
                 }
             })
             .collect()

@@ -246,10 +246,19 @@ impl<'a> Validator<'a> {
     /// Validates the whole object (`old` for transition rules on update).
     pub(crate) fn validate_root(&mut self, obj: &Value, old: Option<&Value>, schema: &Value) {
         let Value::Object(m) = obj else { return };
-        // the root schema's own rules see the whole object
+        // the root schema's own rules see the object, of its metadata only name and
+        // generateName, as in kube-apiserver
+        let rule_view = |o: &Value| {
+            let mut v = o.clone();
+            if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.retain(|k, _| k == "name" || k == "generateName");
+            }
+            v
+        };
+        let old_view = old.map(rule_view);
         self.run_rules(
-            obj,
-            old,
+            &rule_view(obj),
+            old_view.as_ref(),
             schema,
             &At {
                 path: "",
