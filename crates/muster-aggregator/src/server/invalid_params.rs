@@ -9,31 +9,12 @@ use rmcp::model::{
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// The methods of the specification a client may send muster.
-const KNOWN_METHODS: [&str; 14] = [
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-    "logging/setLevel",
-    "subscriptions/listen",
-];
-
 /// The error for a request rmcp could not read as any method it knows: `-32602` naming
-/// what does not fit for a known method, `-32601` for any other.
+/// what does not fit when it is a method muster serves and its parameters do not fit, else
+/// `-32601` (which rmcp answers with HTTP 404 for methods 2026-07-28 removed, such as
+/// `initialize` or `logging/setLevel`).
 pub(super) fn custom_request_error(request: &CustomRequest) -> ErrorData {
     let method = request.method.as_str();
-    if !KNOWN_METHODS.contains(&method) {
-        return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method.to_owned(), None);
-    }
     let params = request
         .params
         .clone()
@@ -48,11 +29,12 @@ pub(super) fn custom_request_error(request: &CustomRequest) -> ErrorData {
         }
         _ => None,
     };
-    let message = match reason {
-        Some(reason) => format!("Invalid params for {method}: {reason}"),
-        None => format!("Invalid params for {method}"),
-    };
-    ErrorData::invalid_params(message, None)
+    match reason {
+        Some(reason) => {
+            ErrorData::invalid_params(format!("Invalid params for {method}: {reason}"), None)
+        }
+        None => ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method.to_owned(), None),
+    }
 }
 
 /// Why `params` is not a `T`, when it is not.
@@ -83,6 +65,11 @@ mod tests {
         let error = custom_request_error(&custom("prompts/get", json!({"name": []})));
         assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
         let error = custom_request_error(&custom("vendor/thing", json!({})));
+        assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+        // Methods 2026-07-28 removed stay "method not found".
+        let error = custom_request_error(&custom("logging/setLevel", json!({"level": "info"})));
+        assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+        let error = custom_request_error(&custom("initialize", json!({})));
         assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
     }
 }

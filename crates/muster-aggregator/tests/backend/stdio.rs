@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use muster_aggregator::backend::{Backend, ServiceState};
+use muster_aggregator::backend::{Backend, ProtocolMode, ServiceState};
 use muster_core::resource::mcp_server::{McpServerState, Transport};
-use muster_core::tool::{CallContext, ToolProvider};
+use muster_core::tool::{CallContext, CallerChannel, CallerRequests, ToolProvider};
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -156,7 +156,7 @@ async fn python_server_adds_with_structured_content() {
         .iter()
         .map(|t| t.name.to_string())
         .collect();
-    assert_eq!(names, ["add", "slow", "progress", "meta", "crash"]);
+    assert_eq!(names, ["add", "slow", "progress", "meta", "roots", "crash"]);
     let result = backend
         .service()
         .oneshot(call("add", json!({"a": 2, "b": 40})))
@@ -241,5 +241,70 @@ async fn the_callers_meta_goes_upstream() {
     let seen: serde_json::Value = serde_json::from_str(&first_text(&result)).unwrap();
     assert_eq!(seen["traceparent"], traceparent, "{seen}");
     assert_eq!(seen["example.com/tenant"], "acme", "{seen}");
+    backend.stop().await;
+}
+
+/// A caller that answers roots/list with one root and refuses the rest.
+struct RootsCaller;
+
+#[allow(
+    deprecated,
+    reason = "roots and sampling are still sent by 2025-11-25 servers"
+)]
+impl CallerRequests for RootsCaller {
+    fn create_message(
+        &self,
+        _: rmcp::model::CreateMessageRequestParams,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<rmcp::model::CreateMessageResult, rmcp::model::ErrorData>,
+    > {
+        Box::pin(std::future::ready(Err(
+            rmcp::model::ErrorData::internal_error("not asked in this test", None),
+        )))
+    }
+
+    fn create_elicitation(
+        &self,
+        _: rmcp::model::ElicitRequestParams,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<rmcp::model::ElicitResult, rmcp::model::ErrorData>,
+    > {
+        Box::pin(std::future::ready(Err(
+            rmcp::model::ErrorData::internal_error("not asked in this test", None),
+        )))
+    }
+
+    fn list_roots(
+        &self,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<rmcp::model::ListRootsResult, rmcp::model::ErrorData>,
+    > {
+        let roots = vec![rmcp::model::Root::new("file:///caller-root")];
+        Box::pin(std::future::ready(Ok(rmcp::model::ListRootsResult::new(
+            roots,
+        ))))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roots_requests_during_a_call_reach_the_caller() {
+    // A session of the initialize handshake: the server may ask its client during a call.
+    let options = options().with_protocol(ProtocolMode::Initialize);
+    let backend = Backend::new("py", py_stdio(), options);
+    backend.start().await.unwrap();
+    let context = CallContext {
+        caller_requests: Some(CallerChannel::new(RootsCaller)),
+        ..CallContext::anonymous()
+    };
+    let result = backend
+        .service()
+        .oneshot(call("roots", json!({})).with_context(context))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    assert_eq!(first_text(&result), "file:///caller-root");
     backend.stop().await;
 }
