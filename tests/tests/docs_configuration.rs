@@ -219,7 +219,8 @@ enum Outcome {
     Refuses(String),
 }
 
-fn serve_with(key: &str, value: &Value) -> Outcome {
+/// A config directory whose `config.yaml` is `settings` on a free loopback port.
+fn config_dir(settings: Value) -> (tempfile::TempDir, u16) {
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -227,8 +228,13 @@ fn serve_with(key: &str, value: &Value) -> Outcome {
         .unwrap()
         .port();
     let mut config = json!({"aggregator": {"host": "127.0.0.1", "port": port}});
-    merge(&mut config, nested(key, value.clone()));
+    merge(&mut config, settings);
     std::fs::write(dir.path().join("config.yaml"), config.to_string()).unwrap();
+    (dir, port)
+}
+
+fn serve_with(key: &str, value: &Value) -> Outcome {
+    let (dir, port) = config_dir(nested(key, value.clone()));
     let log = dir.path().join("serve.log");
     let out = std::fs::File::create(&log).unwrap();
     let mut child = Command::new(muster_bin().unwrap())
@@ -644,15 +650,7 @@ fn initialize_status(port: u16, host: &str) -> u16 {
 }
 
 fn serving(allowed: &[&str]) -> (std::process::Child, u16, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let config =
-        json!({"aggregator": {"host": "127.0.0.1", "port": port, "allowedHosts": allowed}});
-    std::fs::write(dir.path().join("config.yaml"), config.to_string()).unwrap();
+    let (dir, port) = config_dir(json!({"aggregator": {"allowedHosts": allowed}}));
     let child = Command::new(muster_bin().unwrap())
         .args(["serve", "--config-path"])
         .arg(dir.path())

@@ -40,6 +40,21 @@ fn documented(page: &str, heading: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `(name, inputSchema)` of every entry of a `{"tools": [...]}` answer, in order.
+fn named_schemas(answer: &Value) -> Vec<(String, Value)> {
+    answer["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_owned(),
+                t["inputSchema"].clone(),
+            )
+        })
+        .collect()
+}
+
 fn properties(schema: &Value) -> BTreeSet<String> {
     schema["properties"]
         .as_object()
@@ -87,17 +102,7 @@ fn tool_reference_matches_the_registered_tools() {
 
     // Meta-tools: the names of tools/list, in order, with their schemas.
     let listed = client.request("tools/list", json!({})).unwrap();
-    let meta: Vec<(String, Value)> = listed["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["name"].as_str().unwrap().to_owned(),
-                t["inputSchema"].clone(),
-            )
-        })
-        .collect();
+    let meta = named_schemas(&listed);
     let meta_names: Vec<&str> = meta.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(meta_names, META_TOOLS, "tools/list changed");
     let doc_meta = documented(&page, "Meta-tools");
@@ -118,17 +123,7 @@ fn tool_reference_matches_the_registered_tools() {
     // Core tools: what list_core_tools reports, with schemas.
     let core = client.call_tool("list_core_tools", json!({})).unwrap();
     let core: Value = serde_json::from_str(core["content"][0]["text"].as_str().unwrap()).unwrap();
-    let core: BTreeMap<String, Value> = core["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["name"].as_str().unwrap().to_owned(),
-                t["inputSchema"].clone(),
-            )
-        })
-        .collect();
+    let core: BTreeMap<String, Value> = named_schemas(&core).into_iter().collect();
     assert!(core.contains_key("core_service_list"), "{core:?}");
     // Every non-backend tool list_tools reports is a core tool or a workflow tool.
     let all = client.call_tool("list_tools", json!({})).unwrap();
