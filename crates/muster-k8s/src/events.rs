@@ -147,8 +147,22 @@ impl EventLog for KubeEventLog {
             .list(&ListParams::default())
             .await
             .map_err(|e| StoreError::Backend(Box::new(e)))?;
-        let mut events: Vec<Event> = list.items.iter().filter_map(from_kube).collect();
-        events.sort_by_key(|e| e.timestamp);
+        // Event times have whole seconds; within one, the order of writes decides.
+        let mut events: Vec<(Event, u64)> = list
+            .items
+            .iter()
+            .filter_map(|e| {
+                let written = e
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                from_kube(e).map(|ev| (ev, written))
+            })
+            .collect();
+        events.sort_by_key(|(e, written)| (e.timestamp, *written));
+        let events = events.into_iter().map(|(e, _)| e);
         Ok(filter.apply(events))
     }
 }
