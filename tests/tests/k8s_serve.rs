@@ -115,11 +115,16 @@ struct Replica {
 
 impl Replica {
     fn start(kubectl: &Kubectl, name: &str) -> Self {
+        Self::start_with(kubectl, name, "")
+    }
+
+    /// Starts a replica whose `config.yaml` also holds `extra`.
+    fn start_with(kubectl: &Kubectl, name: &str, extra: &str) -> Self {
         let dir = tempfile::tempdir().expect("dir");
         let port = free_port();
         std::fs::write(
             dir.path().join("config.yaml"),
-            format!("kubernetes: true\nnamespace: default\naggregator:\n  host: 127.0.0.1\n  port: {port}\n"),
+            format!("kubernetes: true\nnamespace: default\naggregator:\n  host: 127.0.0.1\n  port: {port}\n{extra}"),
         )
         .expect("config");
         let mut command = Command::new(muster_bin().expect("muster binary"));
@@ -485,4 +490,102 @@ fn two_replicas_answer_and_one_leads() {
         .call("x_everything_echo", json!({"message": "still here"}))
         .expect("call");
     assert!(echo.text().contains("still here"));
+}
+
+const POLICY: &str = "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: muster-mcpserver-secret-references
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [muster.giantswarm.io]
+        apiVersions: [v1alpha1]
+        operations: [CREATE, UPDATE]
+        resources: [mcpservers]
+  validations:
+    - expression: \"true\"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: muster-mcpserver-secret-references
+spec:
+  policyName: muster-mcpserver-secret-references
+  validationActions: [Deny]
+";
+
+fn last_error(kubectl: &Kubectl, name: &str) -> String {
+    kubectl_ok(
+        kubectl,
+        &["get", "mcps", name, "-o", "jsonpath={.status.lastError}"],
+    )
+}
+
+#[test]
+fn headers_from_reads_a_secret_only_under_the_policy() {
+    let (_server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let _muster = Replica::start_with(
+        &kubectl,
+        "muster-0",
+        "secretBinding:\n  admissionPolicyBinding: muster-mcpserver-secret-references\n  protectedSecrets: [muster-oauth]\n",
+    );
+    let server = |name: &str, secret: &str| {
+        format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n  headersFrom:\n    - name: Authorization\n      valueFrom:\n        type: Secret\n        name: {secret}\n        key: authorization\n"
+        )
+    };
+    apply(&kubectl, &server("guarded", "token"));
+    wait_until("the policy refusal", Duration::from_secs(40), || {
+        last_error(&kubectl, "guarded")
+            .contains("MCPServer Secret reference policy is not in force")
+            .then_some(())
+    });
+
+    apply(&kubectl, POLICY);
+    wait_until("the missing Secret", Duration::from_secs(40), || {
+        last_error(&kubectl, "guarded")
+            .contains("Secret default/token not found")
+            .then_some(())
+    });
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\n  namespace: default\ntype: Opaque\nstringData:\n  authorization: \"Bearer s3cret-value\\n\"\n",
+    );
+    wait_until(
+        "the server to connect with the Secret",
+        Duration::from_secs(60),
+        || {
+            kubectl_ok(
+                &kubectl,
+                &["get", "mcps", "guarded", "-o", "jsonpath={.status.state}"],
+            )
+            .contains("Connected")
+            .then_some(())
+        },
+    );
+
+    // muster's own Secrets stay unread, whoever names them.
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: muster-oauth\n  namespace: default\nstringData:\n  authorization: other-value\n",
+    );
+    apply(&kubectl, &server("greedy", "muster-oauth"));
+    wait_until(
+        "the protected Secret refusal",
+        Duration::from_secs(40),
+        || {
+            last_error(&kubectl, "greedy")
+                .contains("one of muster's own Secrets")
+                .then_some(())
+        },
+    );
+    let everything_seen = format!(
+        "{}{}",
+        kubectl_ok(&kubectl, &["get", "mcps", "-o", "yaml"]),
+        kubectl_ok(&kubectl, &["get", "events", "-o", "yaml"])
+    );
+    assert!(!everything_seen.contains("s3cret-value") && !everything_seen.contains("other-value"));
 }

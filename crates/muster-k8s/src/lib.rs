@@ -16,6 +16,8 @@
 //!   objects.
 //! - [`events`]: [`KubeEventLog`], core/v1 Events written and read back.
 //! - [`controller`]: [`run_controller`], a `Reconcile<K>` driven by `kube_runtime::Controller`.
+//! - [`secrets`]: [`KubeSecrets`], `headersFrom` values read from Secrets with the reference's
+//!   rules (protected Secrets and types, the admission policy in force).
 //! - [`leader`]: [`LeaderElector`], one leader among replicas through a `coordination.k8s.io`
 //!   Lease.
 //!
@@ -29,6 +31,7 @@ mod error;
 pub mod events;
 pub mod executions;
 pub mod leader;
+pub mod secrets;
 pub mod store;
 
 pub use controller::run_controller;
@@ -36,4 +39,5 @@ pub use error::Error;
 pub use events::KubeEventLog;
 pub use executions::KubeExecutionStore;
 pub use leader::{LeaderElector, Leadership};
+pub use secrets::{KubeSecrets, SecretRules};
 pub use store::KubeStore;

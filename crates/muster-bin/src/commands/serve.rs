@@ -28,6 +28,7 @@ use super::paths::expand_home;
 use crate::cli::ServeArgs;
 
 mod kubernetes;
+mod secrets;
 
 /// How often expired execution records are pruned.
 const RETENTION_INTERVAL: Duration = Duration::from_secs(3600);
@@ -57,8 +58,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         config.aggregator.port = port;
     }
     let namespace = config.namespace().to_owned();
-    let kube = if kubernetes::wanted(&root, config.kubernetes) {
-        Some(kubernetes::connect(&namespace).await?)
+    let mut kube = if kubernetes::wanted(&root, config.kubernetes) {
+        Some(kubernetes::connect(&namespace, secrets::rules(&root)).await?)
     } else {
         for problem in loaded.mcp_servers.iter().filter_map(|l| l.error()) {
             tracing::warn!(%problem, "MCPServer definition skipped");
@@ -98,7 +99,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
     let registry = Registry::builder().naming(naming).build();
-    let options = BackendOptions::from_env()?.with_namespace(&namespace);
+    let mut options = BackendOptions::from_env()?.with_namespace(&namespace);
+    if let Some(reader) = kube.as_mut().and_then(|k| k.secrets.take()) {
+        options = options.with_secrets(Arc::new(secrets::Resolver(reader)));
+    }
     let endpoint = config.aggregator.endpoint();
     let services = Services::builder(registry.clone(), options, mcpservers.clone())
         .events(events.clone() as Arc<dyn EventSink>)

@@ -10,7 +10,10 @@ use muster_core::resource::mcp_server::McpServerDefinition;
 use muster_core::resource::{McpServer, Object, ValidationContext, Workflow};
 use muster_k8s::leader::LeaseSettings;
 use muster_k8s::store::WriteRule;
-use muster_k8s::{KubeEventLog, KubeExecutionStore, KubeStore, LeaderElector, Leadership};
+use muster_k8s::{
+    KubeEventLog, KubeExecutionStore, KubeSecrets, KubeStore, LeaderElector, Leadership,
+    SecretRules,
+};
 
 /// How long startup waits for the API server and for the first list of each kind.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -48,12 +51,14 @@ pub(crate) struct KubeParts {
     pub(crate) events: Arc<KubeEventLog>,
     pub(crate) leadership: Leadership,
     pub(crate) elector: LeaderElector,
+    /// The `headersFrom` reader, taken by the backend options.
+    pub(crate) secrets: Option<KubeSecrets>,
 }
 
 /// Connects to the API server named by `KUBECONFIG` / `~/.kube/config` or the in-cluster
 /// environment and builds the stores of `namespace`. Fails, never falls back, when the API
 /// server cannot be reached or does not serve muster's CRDs.
-pub(crate) async fn connect(namespace: &str) -> anyhow::Result<KubeParts> {
+pub(crate) async fn connect(namespace: &str, rules: SecretRules) -> anyhow::Result<KubeParts> {
     let client = kube::Client::try_default().await.context(
         "kubernetes: true, but no Kubernetes API server is configured \
          (no in-cluster service account and no usable kubeconfig)",
@@ -96,6 +101,7 @@ pub(crate) async fn connect(namespace: &str) -> anyhow::Result<KubeParts> {
         mcpservers,
         workflows,
         executions: Arc::new(KubeExecutionStore::new(client.clone(), namespace)),
+        secrets: Some(KubeSecrets::new(client.clone(), rules)),
         events: Arc::new(KubeEventLog::start(client, namespace, identity)),
         leadership,
         elector,
