@@ -74,3 +74,25 @@ fn no_openssl_anywhere() {
         assert!(!deps.contains(banned), "muster-bin pulls in {banned}");
     }
 }
+
+#[test]
+fn kube_is_only_under_muster_k8s_and_the_binary() {
+    for pkg in ["muster-k8s", "muster-bin"] {
+        let deps = closure(pkg);
+        assert!(
+            deps.contains("kube") && deps.contains("k8s-openapi"),
+            "{pkg}: {deps:?}"
+        );
+    }
+    for pkg in [
+        "muster-core",
+        "muster-workflow",
+        "muster-aggregator",
+        "muster-fs",
+    ] {
+        let deps = closure(pkg);
+        for banned in ["kube", "kube-client", "kube-runtime", "k8s-openapi"] {
+            assert!(!deps.contains(banned), "{pkg} must not depend on {banned}");
+        }
+    }
+}

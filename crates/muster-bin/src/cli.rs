@@ -38,6 +38,9 @@ pub(crate) enum Command {
     Validate(ValidateArgs),
     /// Write the JSON Schemas of config.yaml, MCPServer and Workflow files.
     Schema(SchemaArgs),
+    /// Print the CustomResourceDefinitions of MCPServer, Workflow and WorkflowExecution as
+    /// YAML, for `muster crd | kubectl apply -f -`.
+    Crd,
     /// Print the version.
     Version,
     /// Bridge an IDE to muster: `--mcp-server` serves MCP on stdio and forwards every

@@ -4,6 +4,7 @@ mod agent;
 mod call;
 mod completion;
 mod context;
+mod crd;
 mod create;
 mod events;
 mod get;
@@ -27,6 +28,7 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&args),
         Command::Validate(args) => validate::run(&args),
         Command::Schema(args) => schema::run(&args),
+        Command::Crd => crd::run(),
         Command::Version => Ok(version::run()),
         Command::Agent(args) => agent::run(&args),
         Command::List(args) => list::run(&args),

@@ -387,3 +387,45 @@ fn a_closed_stdout_ends_commands_quietly() {
         assert_eq!(output.status.code(), Some(0), "{args:?}: {errors}");
     }
 }
+
+#[test]
+fn crd_prints_the_committed_crds() {
+    let output = muster(&["crd"]);
+    assert!(output.status.success());
+    let committed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/crds/muster.yaml"),
+    )
+    .unwrap();
+    assert_eq!(stdout(&output), committed);
+}
+
+#[test]
+fn kubernetes_mode_without_an_api_server_fails_at_startup() {
+    let dir = config_dir(&[("config.yaml", "kubernetes: true\naggregator:\n  port: 0\n")]);
+    // A kubeconfig naming a port nothing listens on.
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n    namespace: default\ncurrent-context: c\nusers:\n- name: u\n  user: {}\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(["serve", "--config-path"])
+        .arg(dir.path())
+        .env("KUBECONFIG", &kubeconfig)
+        .output()
+        .unwrap();
+    assert!(
+        !output.status.success(),
+        "startup must fail, never fall back"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("kubernetes: true, but the Kubernetes API server is unreachable"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("mcpservers").exists(),
+        "no filesystem fallback"
+    );
+}

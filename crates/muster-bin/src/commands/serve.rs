@@ -12,6 +12,7 @@ use muster_aggregator::naming::{FamilyDescriptions, NamingOptions};
 use muster_aggregator::registry::Registry;
 use muster_aggregator::server::Aggregator;
 use muster_aggregator::services::{AggregatorEndpoint, McpServerReconciler, Services};
+use muster_core::ValidationContext;
 use muster_core::config::FamilyDescriptionRule;
 use muster_core::resource::execution::RetentionPolicy;
 use muster_core::resource::{McpServer, Workflow};
@@ -19,10 +20,15 @@ use muster_core::store::{ExecutionStore, ResourceStore};
 use muster_core::{BroadcastEventLog, EventLog, EventSink};
 use muster_fs::driver::Driver;
 use muster_fs::{ConfigDir, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout};
+use muster_k8s::controller::ControllerOptions;
+use muster_k8s::{Leadership, run_controller};
 use muster_workflow::{Engine, WorkflowReconciler, WorkflowTools};
 
 use super::paths::expand_home;
 use crate::cli::ServeArgs;
+
+mod kubernetes;
+mod secrets;
 
 /// How many events a `core_events` follower may fall behind before it misses some.
 const FOLLOW_BUFFER: usize = 1024;
@@ -51,47 +57,43 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         bail!("{e}");
     }
     let mut config = loaded.config_or_default();
-    if config.kubernetes {
-        bail!(
-            "config.yaml sets kubernetes: true, but this muster runs in filesystem mode only; \
-             set kubernetes: false (or remove it) to serve {}",
-            root.display()
-        );
-    }
     if let Some(port) = args.port {
         config.aggregator.port = port;
     }
-    for problem in loaded.mcp_servers.iter().filter_map(|l| l.error()) {
-        tracing::warn!(%problem, "MCPServer definition skipped");
-    }
-    for problem in loaded.workflows.iter().filter_map(|l| l.error()) {
-        tracing::warn!(%problem, "Workflow definition skipped");
-    }
     let namespace = config.namespace().to_owned();
+    let mut kube = if kubernetes::wanted(&root, config.kubernetes) {
+        Some(kubernetes::connect(&namespace, secrets::rules(&root)).await?)
+    } else {
+        for problem in loaded.mcp_servers.iter().filter_map(|l| l.error()) {
+            tracing::warn!(%problem, "MCPServer definition skipped");
+        }
+        for problem in loaded.workflows.iter().filter_map(|l| l.error()) {
+            tracing::warn!(%problem, "Workflow definition skipped");
+        }
+        None
+    };
+    let validation = match kube {
+        Some(_) => ValidationContext::kubernetes(&namespace),
+        None => ValidationContext::filesystem(),
+    };
 
     // Stores.
-    let log = FsEventLog::in_config_dir(&layout).context("cannot open the event log")?;
-    let events = Arc::new(BroadcastEventLog::new(Arc::new(log), FOLLOW_BUFFER));
-    let mcpservers: Arc<dyn ResourceStore<McpServer>> = Arc::new(
-        FsStore::<McpServer>::builder(&root)
-            .namespace(&namespace)
-            .build(),
-    );
-    let workflows: Arc<dyn ResourceStore<Workflow>> = Arc::new(
-        FsStore::<Workflow>::builder(&root)
-            .namespace(&namespace)
-            .build(),
-    );
-    let (executions, report) = FsExecutionStore::open_in(&layout)
-        .await
-        .context("cannot open the execution records")?;
-    if !report.recovered.is_empty() {
-        tracing::warn!(
-            count = report.recovered.len(),
-            "executions interrupted by a previous stop were marked failed"
-        );
-    }
-    let executions: Arc<dyn ExecutionStore> = Arc::new(executions);
+    let stores = match &kube {
+        Some(k) => Stores {
+            mcpservers: Arc::new(k.mcpservers.clone()),
+            workflows: Arc::new(k.workflows.clone()),
+            executions: k.executions.clone(),
+            events: k.events.clone(),
+        },
+        None => fs_stores(&root, &layout, &namespace).await?,
+    };
+    let Stores {
+        mcpservers,
+        workflows,
+        executions,
+        events,
+    } = stores;
+    let events = Arc::new(BroadcastEventLog::new(events, FOLLOW_BUFFER));
 
     // Services and tools.
     let mut naming = NamingOptions::default();
@@ -101,11 +103,15 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
     let registry = Registry::builder().naming(naming).build();
-    let options = BackendOptions::from_env()?.with_namespace(&namespace);
+    let mut options = BackendOptions::from_env()?.with_namespace(&namespace);
+    if let Some(reader) = kube.as_mut().and_then(|k| k.secrets.take()) {
+        options = options.with_secrets(Arc::new(secrets::Resolver(reader)));
+    }
     let endpoint = config.aggregator.endpoint();
     let services = Services::builder(registry.clone(), options, mcpservers.clone())
         .events(events.clone() as Arc<dyn EventSink>)
         .namespace(&namespace)
+        .validation(validation.clone())
         .aggregator(AggregatorEndpoint {
             host: config.aggregator.host.clone(),
             port: config.aggregator.port,
@@ -114,8 +120,9 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .build();
     let config_store = Arc::new(FsConfigStore::new(&layout, config.clone()));
     let core = CoreTools::builder(mcpservers.clone(), config_store, Arc::new(services.clone()))
-        .events(events.clone() as Arc<dyn EventLog>)
+        .events(events.clone())
         .namespace(&namespace)
+        .validation(validation)
         .build();
     let engine = Engine::builder(registry.service(), executions.clone())
         .events(events.clone() as Arc<dyn EventSink>)
@@ -138,18 +145,34 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     registry.set_core(Arc::new(workflow_tools));
     registry.set_core(Arc::new(core));
 
-    // Reconcilers, driven by the stores' watch streams.
-    let workflow_reconciler = WorkflowReconciler::new(workflows.clone())
-        .with_events(events.clone() as Arc<dyn EventSink>);
-    tokio::spawn(Driver::new(workflows, Arc::new(workflow_reconciler)).run());
-    tokio::spawn(
-        Driver::new(
-            mcpservers,
-            Arc::new(McpServerReconciler::new(services.clone())),
-        )
-        .run(),
+    // Reconcilers: driven by the stores' watch streams, or by kube-runtime controllers.
+    let workflow_reconciler = Arc::new(
+        WorkflowReconciler::new(workflows.clone())
+            .with_events(events.clone() as Arc<dyn EventSink>),
     );
-    tokio::spawn(prune_executions(executions));
+    let server_reconciler = Arc::new(McpServerReconciler::new(services.clone()));
+    let leadership = match kube {
+        Some(k) => {
+            let options = ControllerOptions {
+                leadership: Some(k.leadership.clone()),
+                ..ControllerOptions::default()
+            };
+            tokio::spawn(run_controller(
+                k.workflows,
+                workflow_reconciler,
+                options.clone(),
+            ));
+            tokio::spawn(run_controller(k.mcpservers, server_reconciler, options));
+            tokio::spawn(k.elector.run());
+            k.leadership
+        }
+        None => {
+            tokio::spawn(Driver::new(workflows, workflow_reconciler).run());
+            tokio::spawn(Driver::new(mcpservers, server_reconciler).run());
+            Leadership::always()
+        }
+    };
+    tokio::spawn(prune_executions(executions, leadership));
 
     // The front door.
     let host = match config.aggregator.host.as_str() {
@@ -180,10 +203,54 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Deletes expired execution records now and every hour.
-async fn prune_executions(executions: Arc<dyn ExecutionStore>) {
+/// The stores of one mode.
+struct Stores {
+    mcpservers: Arc<dyn ResourceStore<McpServer>>,
+    workflows: Arc<dyn ResourceStore<Workflow>>,
+    executions: Arc<dyn ExecutionStore>,
+    events: Arc<dyn EventLog>,
+}
+
+/// The stores of filesystem mode: files of the config directory.
+async fn fs_stores(
+    root: &std::path::Path,
+    layout: &Layout,
+    namespace: &str,
+) -> anyhow::Result<Stores> {
+    let events = Arc::new(FsEventLog::in_config_dir(layout).context("cannot open the event log")?);
+    let (executions, report) = FsExecutionStore::open_in(layout)
+        .await
+        .context("cannot open the execution records")?;
+    if !report.recovered.is_empty() {
+        tracing::warn!(
+            count = report.recovered.len(),
+            "executions interrupted by a previous stop were marked failed"
+        );
+    }
+    Ok(Stores {
+        mcpservers: Arc::new(
+            FsStore::<McpServer>::builder(root)
+                .namespace(namespace)
+                .build(),
+        ),
+        workflows: Arc::new(
+            FsStore::<Workflow>::builder(root)
+                .namespace(namespace)
+                .build(),
+        ),
+        executions: Arc::new(executions),
+        events,
+    })
+}
+
+/// Deletes expired execution records now and every hour, while this replica leads.
+async fn prune_executions(executions: Arc<dyn ExecutionStore>, leadership: Leadership) {
     let policy = RetentionPolicy::default();
     loop {
+        if !leadership.is_leader() {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            continue;
+        }
         match executions.prune(&policy, chrono::Utc::now()).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, "pruned expired execution records"),

@@ -1,0 +1,204 @@
+//! [`KubeEventLog`]: muster's events as core/v1 Events on the involved custom resource,
+//! written in the background and read back for `core_events`.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::Event as KubeEvent;
+use kube::api::{Api, ListParams, PostParams};
+use muster_core::API_VERSION;
+use muster_core::event::{Event, EventFilter, EventLog, EventSink, EventType, InvolvedObject};
+use muster_core::store::StoreError;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+/// Events waiting to be written; more are dropped (and counted in the log) rather than block.
+const QUEUE: usize = 1024;
+/// The `source.component` and `reportingComponent` of muster's events.
+pub const COMPONENT: &str = "muster";
+
+/// Records events as core/v1 Events in one namespace, and lists them back.
+pub struct KubeEventLog {
+    api: Api<KubeEvent>,
+    queue: mpsc::Sender<Event>,
+}
+
+impl fmt::Debug for KubeEventLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KubeEventLog").finish_non_exhaustive()
+    }
+}
+
+impl KubeEventLog {
+    /// An event log in `namespace`, reported by `instance` (e.g. the pod name). Spawns the
+    /// writer task on the current tokio runtime.
+    pub fn start(client: kube::Client, namespace: &str, instance: impl Into<String>) -> Self {
+        let api: Api<KubeEvent> = Api::namespaced(client, namespace);
+        let (queue, rx) = mpsc::channel(QUEUE);
+        tokio::spawn(write_all(api.clone(), rx, instance.into()));
+        Self { api, queue }
+    }
+}
+
+async fn write_all(api: Api<KubeEvent>, mut rx: mpsc::Receiver<Event>, instance: String) {
+    let mut seq: u64 = 0;
+    while let Some(event) = rx.recv().await {
+        seq += 1;
+        let body = to_kube(&event, &instance, seq);
+        let body: KubeEvent = match serde_json::from_value(body) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(error = %e, "an event could not be encoded");
+                continue;
+            }
+        };
+        if let Err(e) = api.create(&PostParams::default(), &body).await {
+            tracing::warn!(reason = %event.reason, error = %e, "recording an event failed");
+        }
+    }
+}
+
+/// The core/v1 Event of a muster event; its name is unique per replica and sequence number.
+fn to_kube(event: &Event, instance: &str, seq: u64) -> serde_json::Value {
+    let stamp = event
+        .timestamp
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let nanos = event.timestamp.timestamp_nanos_opt().unwrap_or_default();
+    let object = &event.involved_object;
+    json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": format!("{}.{:x}{:x}", object.name, nanos, seq),
+            "namespace": event.namespace,
+        },
+        "involvedObject": {
+            "apiVersion": API_VERSION,
+            "kind": object.kind,
+            "name": object.name,
+            "namespace": object.namespace,
+        },
+        "reason": event.reason,
+        "message": event.message,
+        "type": match event.type_ { EventType::Normal => "Normal", EventType::Warning => "Warning" },
+        "source": { "component": COMPONENT },
+        "reportingComponent": COMPONENT,
+        "reportingInstance": instance,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+    })
+}
+
+/// The muster event of a core/v1 Event, when muster recorded it.
+fn from_kube(e: &KubeEvent) -> Option<Event> {
+    let from_muster = e.source.as_ref().and_then(|s| s.component.as_deref()) == Some(COMPONENT)
+        || e.reporting_component.as_deref() == Some(COMPONENT);
+    if !from_muster {
+        return None;
+    }
+    let stamp = e
+        .last_timestamp
+        .as_ref()
+        .map(|t| t.0.to_string())
+        .or_else(|| e.event_time.as_ref().map(|t| t.0.to_string()))
+        .or_else(|| {
+            e.metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| t.0.to_string())
+        })?;
+    let timestamp: DateTime<Utc> = stamp.parse().ok()?;
+    let object = &e.involved_object;
+    let namespace = e.metadata.namespace.clone().unwrap_or_default();
+    Some(Event {
+        timestamp,
+        namespace: namespace.clone(),
+        involved_object: InvolvedObject {
+            kind: object.kind.clone().unwrap_or_default(),
+            name: object.name.clone().unwrap_or_default(),
+            namespace: object.namespace.clone().unwrap_or(namespace),
+        },
+        reason: e.reason.clone().unwrap_or_default(),
+        message: e.message.clone().unwrap_or_default(),
+        type_: if e.type_.as_deref() == Some("Warning") {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        },
+        source: COMPONENT.to_owned(),
+    })
+}
+
+impl EventSink for KubeEventLog {
+    fn record(&self, event: Event) {
+        if self.queue.try_send(event).is_err() {
+            tracing::warn!("the event queue is full; an event was dropped");
+        }
+    }
+}
+
+#[async_trait]
+impl EventLog for KubeEventLog {
+    async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, StoreError> {
+        let list = self
+            .api
+            .list(&ListParams::default())
+            .await
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        // Event times have whole seconds; within one, the order of writes decides.
+        let mut events: Vec<(Event, u64)> = list
+            .items
+            .iter()
+            .filter_map(|e| {
+                let written = e
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                from_kube(e).map(|ev| (ev, written))
+            })
+            .collect();
+        events.sort_by_key(|(e, written)| (e.timestamp, *written));
+        let events = events.into_iter().map(|(e, _)| e);
+        Ok(filter.apply(events))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_survives_the_round_trip() {
+        let event = Event::new(
+            "MCPServer",
+            "git",
+            "muster",
+            "MCPServerFailed",
+            EventType::Warning,
+            "MCPServer git operation failed: refused",
+        );
+        let kube: KubeEvent = serde_json::from_value(to_kube(&event, "pod-a", 7)).unwrap();
+        assert_eq!(kube.involved_object.kind.as_deref(), Some("MCPServer"));
+        assert!(kube.metadata.name.as_deref().unwrap().starts_with("git."));
+        let mut back = from_kube(&kube).unwrap();
+        assert_eq!(back.timestamp.timestamp(), event.timestamp.timestamp());
+        back.timestamp = event.timestamp;
+        assert_eq!(back, event);
+    }
+
+    #[test]
+    fn events_of_others_are_not_muster_events() {
+        let kube: KubeEvent = serde_json::from_value(json!({
+            "metadata": {"name": "x", "namespace": "n"},
+            "involvedObject": {"kind": "Pod", "name": "p"},
+            "source": {"component": "kubelet"},
+            "lastTimestamp": "2026-01-01T00:00:00Z"
+        }))
+        .unwrap();
+        assert_eq!(from_kube(&kube), None);
+    }
+}

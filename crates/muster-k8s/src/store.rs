@@ -1,0 +1,525 @@
+//! [`KubeStore`]: the `ResourceStore` of MCPServer and Workflow custom resources.
+//!
+//! Reads come from a kube-runtime reflector: a watch with resourceVersion and bookmarks that
+//! relists on `410 Gone` and backs off on errors. Writes go to the API server with optimistic
+//! concurrency: a conflict re-reads the object and retries, unless the caller named the
+//! resourceVersion it expects, in which case the conflict is returned. Status goes through the
+//! `/status` subresource with `observedGeneration`, and only while this replica leads when a
+//! [`Leadership`] is given.
+
+mod status;
+mod sync;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::core::{ApiResource, DynamicObject};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use muster_core::ValidationErrors;
+use muster_core::resource::{Kind, Object, ObjectKey};
+use muster_core::store::{ResourceStore, StoreError, StoreEvent};
+use tokio::sync::{broadcast, watch};
+
+use crate::convert::{api_resource, key_of, store_error, to_dynamic, to_object};
+use crate::leader::Leadership;
+
+/// How often a write is retried after a conflict before giving up.
+const CONFLICT_RETRIES: usize = 8;
+/// How long a write waits for the reflector to show it, so a list right after sees it.
+const READ_YOUR_WRITES: Duration = Duration::from_secs(3);
+
+/// A rule every object written through the store must pass (e.g. the Kubernetes-mode
+/// credential refusals of MCPServer).
+pub type WriteRule<K> = Arc<dyn Fn(&Object<K>) -> Result<(), ValidationErrors> + Send + Sync>;
+
+/// A change seen by the reflector task, fanned out to every `watch` stream.
+#[derive(Debug, Clone)]
+enum Change {
+    Applied(Arc<DynamicObject>),
+    Deleted(Arc<DynamicObject>),
+    Resynced,
+}
+
+/// The `ResourceStore` of kind `K` over the Kubernetes API, in one namespace. Cheap to clone.
+pub struct KubeStore<K: Kind> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K: Kind> Clone for KubeStore<K> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct Inner<K: Kind> {
+    api: Api<DynamicObject>,
+    resource: ApiResource,
+    namespace: String,
+    reader: Store<DynamicObject>,
+    changes: broadcast::Sender<Change>,
+    ready: watch::Receiver<bool>,
+    leadership: Option<Leadership>,
+    write_rule: Option<WriteRule<K>>,
+    /// Statuses computed while another replica led, written when this one takes the lead.
+    pending: Mutex<HashMap<ObjectKey, K::Status>>,
+}
+
+impl<K: Kind> fmt::Debug for KubeStore<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KubeStore")
+            .field("kind", &K::KIND)
+            .field("namespace", &self.inner.namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`KubeStore`].
+#[must_use]
+pub struct KubeStoreBuilder<K: Kind> {
+    client: kube::Client,
+    namespace: String,
+    leadership: Option<Leadership>,
+    write_rule: Option<WriteRule<K>>,
+}
+
+impl<K: Kind> fmt::Debug for KubeStoreBuilder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KubeStoreBuilder")
+            .field("namespace", &self.namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Kind> KubeStoreBuilder<K> {
+    /// Status is written only while `leadership` says this replica leads; other replicas
+    /// leave it alone, so statuses never flap between replicas.
+    pub fn leadership(mut self, leadership: Leadership) -> Self {
+        self.leadership = Some(leadership);
+        self
+    }
+
+    /// Every create and apply must pass `rule`, or fails with [`StoreError::Invalid`].
+    pub fn write_rule(mut self, rule: WriteRule<K>) -> Self {
+        self.write_rule = Some(rule);
+        self
+    }
+
+    /// Starts the reflector (on the current tokio runtime) and returns the store. Reads wait
+    /// for the first complete list; [`KubeStore::ready`] waits for it explicitly.
+    pub fn start(self) -> KubeStore<K> {
+        let resource = api_resource::<K>();
+        let api = Api::<DynamicObject>::namespaced_with(self.client, &self.namespace, &resource);
+        let writer = reflector::store::Writer::new(resource.clone());
+        let reader = writer.as_reader();
+        let (changes, _) = broadcast::channel(1024);
+        let (ready_tx, ready) = watch::channel(false);
+        let stream = reflector::reflector(
+            writer,
+            watcher(api.clone(), watcher::Config::default()).default_backoff(),
+        );
+        tokio::spawn(sync::run(
+            K::KIND,
+            stream.boxed(),
+            changes.clone(),
+            ready_tx,
+        ));
+        let store = KubeStore {
+            inner: Arc::new(Inner {
+                api,
+                resource,
+                namespace: self.namespace,
+                reader,
+                changes,
+                ready,
+                leadership: self.leadership.clone(),
+                write_rule: self.write_rule,
+                pending: Mutex::default(),
+            }),
+        };
+        if let Some(leadership) = self.leadership {
+            tokio::spawn(store.clone().flush_on_leadership(leadership));
+        }
+        store
+    }
+}
+
+impl<K: Kind> KubeStore<K> {
+    /// A store of kind `K` in `namespace`.
+    pub fn builder(client: kube::Client, namespace: impl Into<String>) -> KubeStoreBuilder<K> {
+        KubeStoreBuilder {
+            client,
+            namespace: namespace.into(),
+            leadership: None,
+            write_rule: None,
+        }
+    }
+
+    /// Waits until the reflector holds a complete list (or `timeout` passes); returns whether
+    /// it does.
+    pub async fn ready(&self, timeout: Duration) -> bool {
+        let mut ready = self.inner.ready.clone();
+        tokio::time::timeout(timeout, ready.wait_for(|r| *r))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Writes the statuses held back while another replica led, each time this one takes
+    /// the lead.
+    async fn flush_on_leadership(self, mut leadership: Leadership) {
+        while let Some(leads) = leadership.changed().await {
+            if !leads {
+                continue;
+            }
+            let pending: Vec<(ObjectKey, K::Status)> = self
+                .inner
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .drain()
+                .collect();
+            for (key, status) in pending {
+                match self.set_status(&key, status).await {
+                    Ok(_) | Err(StoreError::NotFound { .. }) => {}
+                    Err(e) => tracing::warn!(object = %key, error = %e, "writing a status failed"),
+                }
+            }
+        }
+    }
+
+    /// The API of the store's kind and namespace.
+    pub fn api(&self) -> &Api<DynamicObject> {
+        &self.inner.api
+    }
+
+    /// The API resource of the store's kind.
+    pub fn api_resource(&self) -> &ApiResource {
+        &self.inner.resource
+    }
+
+    /// The namespace the store serves.
+    pub fn namespace(&self) -> &str {
+        &self.inner.namespace
+    }
+
+    fn object_ref(&self, name: &str) -> ObjectRef<DynamicObject> {
+        ObjectRef::new_with(name, self.inner.resource.clone()).within(&self.inner.namespace)
+    }
+
+    fn check_namespace(&self, key: &ObjectKey) -> Result<(), StoreError> {
+        if key.namespace == self.inner.namespace {
+            Ok(())
+        } else {
+            Err(StoreError::not_found(K::KIND, key))
+        }
+    }
+
+    fn check_rule(&self, obj: &Object<K>) -> Result<(), StoreError> {
+        match &self.inner.write_rule {
+            Some(rule) => rule(obj).map_err(StoreError::from),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits (bounded) until the reflector shows `name` at `version`, or gone for `None`.
+    async fn await_reflected(&self, name: &str, version: Option<&str>) {
+        let target = self.object_ref(name);
+        let deadline = tokio::time::Instant::now() + READ_YOUR_WRITES;
+        while tokio::time::Instant::now() < deadline {
+            let seen = self.inner.reader.get(&target);
+            let done = match (version, &seen) {
+                (None, None) => true,
+                (Some(v), Some(obj)) => obj
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .is_some_and(|have| at_least(have, v)),
+                _ => false,
+            };
+            if done {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(15)).await;
+        }
+    }
+
+    async fn get_dynamic(&self, key: &ObjectKey) -> Result<Option<DynamicObject>, StoreError> {
+        self.check_namespace(key)?;
+        self.inner
+            .api
+            .get_opt(&key.name)
+            .await
+            .map_err(|e| store_error::<K>(key, e))
+    }
+}
+
+/// Whether resource version `have` is `want` or newer. Versions are opaque; when both are
+/// numbers (as etcd's are) they are compared as such, otherwise only equality counts.
+fn at_least(have: &str, want: &str) -> bool {
+    match (have.parse::<u64>(), want.parse::<u64>()) {
+        (Ok(h), Ok(w)) => h >= w,
+        _ => have == want,
+    }
+}
+
+#[async_trait]
+impl<K: Kind> ResourceStore<K> for KubeStore<K> {
+    async fn get(&self, key: &ObjectKey) -> Result<Option<Object<K>>, StoreError> {
+        match self.get_dynamic(key).await {
+            Ok(Some(obj)) => to_object(&obj).map(Some),
+            Ok(None) => Ok(None),
+            Err(StoreError::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn list(&self, namespace: Option<&str>) -> Result<Vec<Object<K>>, StoreError> {
+        if namespace.is_some_and(|ns| ns != self.inner.namespace) {
+            return Ok(Vec::new());
+        }
+        let objects: Vec<Arc<DynamicObject>> = if *self.inner.ready.borrow() {
+            self.inner.reader.state()
+        } else {
+            let list = self
+                .inner
+                .api
+                .list(&kube::api::ListParams::default())
+                .await
+                .map_err(|e| StoreError::Backend(Box::new(e)))?;
+            list.items.into_iter().map(Arc::new).collect()
+        };
+        let mut out: Vec<Object<K>> = objects
+            .iter()
+            .filter_map(|o| match to_object::<K>(o) {
+                Ok(obj) => Some(obj),
+                Err(e) => {
+                    tracing::debug!(error = %e, "listing skips an unreadable object");
+                    None
+                }
+            })
+            .collect();
+        out.sort_by_key(Object::key);
+        Ok(out)
+    }
+
+    async fn create(&self, obj: Object<K>) -> Result<Object<K>, StoreError> {
+        let key = obj.key();
+        self.check_namespace(&key)?;
+        self.check_rule(&obj)?;
+        let mut dynamic = to_dynamic(&obj)?;
+        dynamic.metadata.resource_version = None;
+        if let Some(data) = dynamic.data.as_object_mut() {
+            data.remove("status");
+        }
+        let created = self
+            .inner
+            .api
+            .create(&PostParams::default(), &dynamic)
+            .await
+            .map_err(|e| store_error::<K>(&key, e))?;
+        self.await_reflected(&key.name, created.metadata.resource_version.as_deref())
+            .await;
+        to_object(&created)
+    }
+
+    async fn apply(&self, obj: Object<K>) -> Result<Object<K>, StoreError> {
+        let key = obj.key();
+        self.check_namespace(&key)?;
+        self.check_rule(&obj)?;
+        let expected = obj.metadata.resource_version.clone();
+        let desired = to_dynamic(&obj)?;
+        for _ in 0..CONFLICT_RETRIES {
+            let Some(mut current) = self.get_dynamic(&key).await? else {
+                if let Some(expected) = expected {
+                    return Err(StoreError::Conflict {
+                        key: key.to_string(),
+                        expected,
+                        found: "none (the object is gone)".to_owned(),
+                    });
+                }
+                match self.create(obj.clone()).await {
+                    Err(StoreError::AlreadyExists { .. }) => continue,
+                    other => return other,
+                }
+            };
+            let found = current
+                .metadata
+                .resource_version
+                .clone()
+                .unwrap_or_default();
+            if let Some(expected) = &expected
+                && *expected != found
+            {
+                return Err(StoreError::Conflict {
+                    key: key.to_string(),
+                    expected: expected.clone(),
+                    found,
+                });
+            }
+            current.metadata.labels = desired.metadata.labels.clone();
+            current.metadata.annotations = desired.metadata.annotations.clone();
+            if let (Some(data), Some(spec)) =
+                (current.data.as_object_mut(), desired.data.get("spec"))
+            {
+                data.insert("spec".into(), spec.clone());
+            }
+            match self
+                .inner
+                .api
+                .replace(&key.name, &PostParams::default(), &current)
+                .await
+            {
+                Ok(replaced) => {
+                    self.await_reflected(&key.name, replaced.metadata.resource_version.as_deref())
+                        .await;
+                    return to_object(&replaced);
+                }
+                Err(e) => match store_error::<K>(&key, e) {
+                    StoreError::Conflict { .. } if expected.is_none() => {}
+                    StoreError::Conflict { .. } => {
+                        return Err(StoreError::Conflict {
+                            key: key.to_string(),
+                            expected: expected.unwrap_or_default(),
+                            found: "a newer one".to_owned(),
+                        });
+                    }
+                    other => return Err(other),
+                },
+            }
+        }
+        Err(StoreError::Conflict {
+            key: key.to_string(),
+            expected: "any".to_owned(),
+            found: format!("a new version on each of {CONFLICT_RETRIES} attempts"),
+        })
+    }
+
+    async fn delete(&self, key: &ObjectKey) -> Result<Object<K>, StoreError> {
+        let Some(current) = self.get_dynamic(key).await? else {
+            return Err(StoreError::not_found(K::KIND, key));
+        };
+        self.inner
+            .api
+            .delete(&key.name, &DeleteParams::default())
+            .await
+            .map_err(|e| store_error::<K>(key, e))?;
+        self.await_reflected(&key.name, None).await;
+        to_object(&current)
+    }
+
+    async fn set_status(
+        &self,
+        key: &ObjectKey,
+        status: K::Status,
+    ) -> Result<Object<K>, StoreError> {
+        let leads = self
+            .inner
+            .leadership
+            .as_ref()
+            .is_none_or(Leadership::is_leader);
+        for _ in 0..CONFLICT_RETRIES {
+            let Some(mut current) = self.get_dynamic(key).await? else {
+                return Err(StoreError::not_found(K::KIND, key));
+            };
+            if !leads {
+                // Another replica leads and writes the status; this one keeps its view to
+                // write should it take the lead.
+                self.inner
+                    .pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key.clone(), status);
+                return to_object(&current);
+            }
+            let value = status::with_observed_generation(&status, current.metadata.generation)
+                .map_err(|e| StoreError::Codec {
+                    message: format!("{} {key} status: {e}", K::KIND),
+                })?;
+            if current.data.get("status") == Some(&value) {
+                return to_object(&current);
+            }
+            if let Some(data) = current.data.as_object_mut() {
+                data.insert("status".into(), value);
+            }
+            match self
+                .inner
+                .api
+                .replace_status(&key.name, &PostParams::default(), &current)
+                .await
+            {
+                Ok(written) => return to_object(&written),
+                Err(e) => match store_error::<K>(key, e) {
+                    StoreError::Conflict { .. } => {}
+                    other => return Err(other),
+                },
+            }
+        }
+        Err(StoreError::Conflict {
+            key: key.to_string(),
+            expected: "any".to_owned(),
+            found: format!("a new version on each of {CONFLICT_RETRIES} attempts"),
+        })
+    }
+
+    fn watch(&self) -> BoxStream<'static, Result<StoreEvent<K>, StoreError>> {
+        let changes = self.inner.changes.subscribe();
+        futures::stream::unfold(
+            (self.clone(), changes, false),
+            |(store, mut changes, started)| async move {
+                if !started {
+                    let mut ready = store.inner.ready.clone();
+                    ready.wait_for(|r| *r).await.ok()?;
+                    let first = snapshot::<K>(&store.inner.reader);
+                    return Some((Ok(first), (store, changes, true)));
+                }
+                let event = match changes.recv().await {
+                    Ok(Change::Applied(obj)) => applied::<K>(&obj),
+                    Ok(Change::Deleted(obj)) => match to_object::<K>(&obj) {
+                        Ok(o) => StoreEvent::Deleted(o),
+                        // It never became a service, so nothing is left to clean up but
+                        // what a resync settles.
+                        Err(_) => snapshot::<K>(&store.inner.reader),
+                    },
+                    Ok(Change::Resynced) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        snapshot::<K>(&store.inner.reader)
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                };
+                Some((Ok(event), (store, changes, true)))
+            },
+        )
+        .boxed()
+    }
+}
+
+fn applied<K: Kind>(obj: &DynamicObject) -> StoreEvent<K> {
+    match to_object::<K>(obj) {
+        Ok(o) => StoreEvent::Applied(o),
+        Err(e) => {
+            let key = key_of(obj);
+            StoreEvent::Invalid {
+                source: format!("{} {key}", K::KIND),
+                key: Some(key),
+                error: e.to_string(),
+            }
+        }
+    }
+}
+
+fn snapshot<K: Kind>(reader: &Store<DynamicObject>) -> StoreEvent<K> {
+    let mut all: Vec<Object<K>> = reader
+        .state()
+        .iter()
+        .filter_map(|o| to_object::<K>(o).ok())
+        .collect();
+    all.sort_by_key(Object::key);
+    StoreEvent::Resynced(all)
+}

@@ -1,0 +1,593 @@
+//! `muster serve` in Kubernetes mode against the fake API server, judged with the real
+//! `kubectl` and a real MCP client: the seed examples apply, `kubectl get mcps` shows the state
+//! muster wrote, a workflow call leaves a WorkflowExecution, a credential header is refused by
+//! the CRD, `kubectl delete` removes the tools, and two replicas share the work with one leader.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use muster_tests::McpClient;
+use muster_tests::deps;
+use muster_tests::kube_fake::{FakeApiServer, FakeConfig, Kubectl};
+use muster_tests::muster_bin;
+use serde_json::json;
+
+const CRDS: &str = include_str!("../../deploy/crds/muster.yaml");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// A child process killed (with its group) when dropped.
+struct Process {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Process {
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn kill(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).unwrap_or(0)),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn(mut command: Command, log: &Path) -> Process {
+    use std::os::unix::process::CommandExt as _;
+    let out = File::create(log).expect("log file");
+    let err = out.try_clone().expect("log file");
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .expect("the process starts");
+    Process {
+        child,
+        log: log.to_owned(),
+    }
+}
+
+fn wait_until<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The fake API server with muster's CRDs applied by kubectl.
+fn cluster() -> (FakeApiServer, Kubectl) {
+    let server = FakeApiServer::start(FakeConfig::default()).expect("server starts");
+    let kubectl = Kubectl::new(&server).expect("kubectl");
+    let out = kubectl
+        .run_with_input(&["apply", "-f", "-"], CRDS)
+        .expect("kubectl runs")
+        .ok()
+        .expect("the CRDs apply");
+    assert!(
+        out.contains("mcpservers.muster.giantswarm.io created"),
+        "{out}"
+    );
+    for crd in ["mcpservers", "workflows", "workflowexecutions"] {
+        kubectl
+            .run(&[
+                "wait",
+                "--for=condition=Established",
+                &format!("crd/{crd}.muster.giantswarm.io"),
+                "--timeout=10s",
+            ])
+            .expect("kubectl runs")
+            .ok()
+            .expect("established");
+    }
+    (server, kubectl)
+}
+
+/// A `muster serve` in Kubernetes mode on its own port and config directory.
+struct Replica {
+    process: Process,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Replica {
+    fn start(kubectl: &Kubectl, name: &str) -> Self {
+        Self::start_with(kubectl, name, "")
+    }
+
+    /// Starts a replica whose `config.yaml` also holds `extra`.
+    fn start_with(kubectl: &Kubectl, name: &str, extra: &str) -> Self {
+        let dir = tempfile::tempdir().expect("dir");
+        let port = free_port();
+        std::fs::write(
+            dir.path().join("config.yaml"),
+            format!("kubernetes: true\nnamespace: default\naggregator:\n  host: 127.0.0.1\n  port: {port}\n{extra}"),
+        )
+        .expect("config");
+        let mut command = Command::new(muster_bin().expect("muster binary"));
+        command
+            .args(["serve", "--config-path"])
+            .arg(dir.path())
+            .env("KUBECONFIG", kubectl.kubeconfig())
+            .env("POD_NAME", name)
+            .env("MUSTER_MCPSERVER_INITIAL_BACKOFF", "1s");
+        let process = spawn(command, &dir.path().join("muster.log"));
+        let replica = Self {
+            process,
+            port,
+            _dir: dir,
+        };
+        wait_until("muster to answer /health", Duration::from_secs(30), || {
+            reqwest::blocking::get(format!("http://127.0.0.1:{port}/health"))
+                .ok()
+                .filter(|r| r.status().is_success())
+        });
+        replica
+    }
+
+    fn client(&self) -> McpClient {
+        McpClient::connect(&format!("http://127.0.0.1:{}/mcp", self.port))
+            .unwrap_or_else(|e| panic!("an MCP session: {e}\nlog:\n{}", self.process.log()))
+    }
+
+    fn reachable(&self) -> Vec<String> {
+        self.client().reachable_tools().expect("list_tools")
+    }
+}
+
+/// server-everything over streamable HTTP on a free port.
+fn everything(dir: &Path) -> (Process, String) {
+    let port = free_port();
+    let mut command = Command::new(deps::server_everything().expect("server-everything installed"));
+    command.arg("streamableHttp").env("PORT", port.to_string());
+    let process = spawn(command, &dir.join("everything.log"));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    wait_until(
+        "server-everything to listen",
+        Duration::from_secs(30),
+        || std::net::TcpStream::connect(("127.0.0.1", port)).ok(),
+    );
+    (process, url)
+}
+
+fn kubectl_ok(kubectl: &Kubectl, args: &[&str]) -> String {
+    kubectl
+        .run(args)
+        .expect("kubectl runs")
+        .ok()
+        .expect("kubectl succeeds")
+}
+
+fn apply(kubectl: &Kubectl, yaml: &str) -> String {
+    kubectl
+        .run_with_input(&["apply", "-f", "-"], yaml)
+        .expect("kubectl runs")
+        .ok()
+        .expect("kubectl apply succeeds")
+}
+
+const STDIO_SEED: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+metadata:
+  name: git-tools
+  namespace: default
+  annotations:
+    ui.giantswarm.io/display-name: \"Git Tools\"
+spec:
+  type: stdio
+  description: \"Git tools MCP server for repository operations\"
+  autoStart: true
+  command: \"npx\"
+  args: [\"@modelcontextprotocol/server-git\"]
+  env:
+    GIT_ROOT: \"/workspace\"
+    LOG_LEVEL: \"info\"
+";
+
+/// The remote examples of the CRD reference; checked with `--dry-run=server` because their
+/// hosts are not reachable from here.
+const REMOTE_SEEDS: &str = include_str!("../fixtures/kube/seed-remote-examples.yaml");
+
+const WORKFLOW: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: Workflow
+metadata:
+  name: say-hello
+  namespace: default
+spec:
+  description: Echo a message through the everything server
+  args:
+    message:
+      type: string
+      required: true
+  steps:
+    - id: say
+      tool: x_everything_echo
+      args:
+        message: \"{{ .input.message }}\"
+      output: true
+";
+
+const CREDENTIAL_HEADER: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+metadata:
+  name: leaky
+  namespace: default
+spec:
+  type: streamable-http
+  url: https://api.example.com/mcp
+  headers:
+    Authorization: Bearer abc
+";
+
+#[test]
+fn kubectl_and_mcp_clients_see_the_same_resources() {
+    let (_server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let muster = Replica::start(&kubectl, "muster-0");
+
+    // The reference's remote examples pass the CRD's rules; a credential header does not.
+    let out = kubectl
+        .run_with_input(&["apply", "--dry-run=server", "-f", "-"], REMOTE_SEEDS)
+        .expect("kubectl runs")
+        .ok()
+        .expect("the seed examples are valid");
+    assert!(
+        out.contains("mcpserver.muster.giantswarm.io/api-tools created (server dry run)"),
+        "{out}"
+    );
+    let refused = kubectl
+        .run_with_input(&["apply", "--dry-run=server", "-f", "-"], CREDENTIAL_HEADER)
+        .expect("kubectl runs");
+    assert!(!refused.success);
+    assert!(
+        refused.stderr.contains("spec.headers")
+            && refused.stderr.contains("must not carry a credential"),
+        "{}",
+        refused.stderr
+    );
+
+    // A real server, a stdio seed example and a workflow, applied with kubectl.
+    apply(
+        &kubectl,
+        &format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: everything\n  namespace: default\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n"
+        ),
+    );
+    apply(&kubectl, STDIO_SEED);
+    apply(&kubectl, WORKFLOW);
+
+    let table = wait_until(
+        "kubectl get mcps to show the states",
+        Duration::from_secs(40),
+        || {
+            let out = kubectl_ok(&kubectl, &["get", "mcps"]);
+            (out.contains("Connected") && out.contains("Failed")).then_some(out)
+        },
+    );
+    let header = table.lines().next().unwrap_or_default();
+    for column in ["NAME", "TYPE", "STATE", "AGE"] {
+        assert!(header.contains(column), "{table}");
+    }
+    assert!(
+        table.lines().any(|l| l.starts_with("everything")
+            && l.contains("streamable-http")
+            && l.contains("Connected")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("git-tools") && l.contains("Failed")),
+        "{table}"
+    );
+    let last_error = kubectl_ok(
+        &kubectl,
+        &[
+            "get",
+            "mcps",
+            "git-tools",
+            "-o",
+            "jsonpath={.status.lastError}",
+        ],
+    );
+    assert!(
+        last_error.contains("stdio servers are not supported in Kubernetes mode"),
+        "{last_error}"
+    );
+    let ready = kubectl_ok(
+        &kubectl,
+        &[
+            "get",
+            "mcps",
+            "everything",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Ready\")].status} {.status.observedGeneration}",
+        ],
+    );
+    assert_eq!(ready.trim(), "True 1");
+    let wf = wait_until("the workflow status", Duration::from_secs(20), || {
+        let out = kubectl_ok(&kubectl, &["get", "wf"]);
+        out.contains("true").then_some(out)
+    });
+    assert!(
+        wf.lines().next().unwrap_or_default().contains("VALID"),
+        "{wf}"
+    );
+
+    // Tools through MCP, and a workflow run recorded as a WorkflowExecution.
+    let tools = wait_until("the tools", Duration::from_secs(20), || {
+        let tools = muster.reachable();
+        (tools.iter().any(|t| t == "x_everything_echo")
+            && tools.iter().any(|t| t == "workflow_say-hello"))
+        .then_some(tools)
+    });
+    assert!(
+        !tools.iter().any(|t| t.contains("git-tools")),
+        "no stdio tools: {tools:?}"
+    );
+    let client = muster.client();
+    let result = client
+        .call("workflow_say-hello", json!({"message": "hi from k8s"}))
+        .expect("the workflow runs");
+    assert!(!result.is_error, "{}", result.text());
+    assert!(result.text().contains("hi from k8s"), "{}", result.text());
+    let wfe = wait_until("kubectl get wfe", Duration::from_secs(10), || {
+        let out = kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "wfe",
+                "-l",
+                "muster.giantswarm.io/workflow=say-hello",
+            ],
+        );
+        out.contains("completed").then_some(out)
+    });
+    assert!(
+        wfe.lines().next().unwrap_or_default().contains("WORKFLOW"),
+        "{wfe}"
+    );
+    assert!(wfe.contains("say-hello"), "{wfe}");
+    let listed = client
+        .call(
+            "core_workflow_execution_list",
+            json!({"workflow_name": "say-hello"}),
+        )
+        .expect("listing");
+    assert!(
+        listed.text().contains("\"total\":1") || listed.text().contains("\"total\": 1"),
+        "{}",
+        listed.text()
+    );
+
+    // Events are core/v1 Events muster reads back.
+    let events = kubectl_ok(
+        &kubectl,
+        &["get", "events", "-o", "jsonpath={.items[*].reason}"],
+    );
+    assert!(events.contains("MCPServerStarted"), "{events}");
+    let core_events = client
+        .call("core_events", json!({"resource_type": "MCPServer"}))
+        .expect("core_events");
+    assert!(
+        core_events.text().contains("MCPServerStarted"),
+        "{}",
+        core_events.text()
+    );
+
+    // kubectl delete removes the tools.
+    kubectl_ok(&kubectl, &["delete", "mcpserver", "everything"]);
+    kubectl_ok(&kubectl, &["delete", "workflow", "say-hello"]);
+    wait_until("the tools to go", Duration::from_secs(20), || {
+        let tools = muster.reachable();
+        (!tools
+            .iter()
+            .any(|t| t == "x_everything_echo" || t == "workflow_say-hello"))
+        .then_some(())
+    });
+}
+
+#[test]
+fn two_replicas_answer_and_one_leads() {
+    let (_server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let mut first = Replica::start(&kubectl, "muster-a");
+    let holder = |k: &Kubectl| {
+        kubectl_ok(
+            k,
+            &[
+                "get",
+                "lease",
+                "muster-leader",
+                "-o",
+                "jsonpath={.spec.holderIdentity}",
+            ],
+        )
+    };
+    let leader = wait_until("a leader", Duration::from_secs(20), || {
+        Some(holder(&kubectl)).filter(|h| h.starts_with("muster-a"))
+    });
+    let second = Replica::start(&kubectl, "muster-b");
+    apply(
+        &kubectl,
+        &format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: everything\n  namespace: default\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n"
+        ),
+    );
+    for replica in [&first, &second] {
+        wait_until(
+            "both replicas to serve the tool",
+            Duration::from_secs(30),
+            || {
+                replica
+                    .reachable()
+                    .iter()
+                    .any(|t| t == "x_everything_echo")
+                    .then_some(())
+            },
+        );
+        let echo = replica
+            .client()
+            .call("x_everything_echo", json!({"message": "ping"}))
+            .expect("call");
+        assert!(echo.text().contains("ping"), "{}", echo.text());
+    }
+    assert_eq!(holder(&kubectl), leader, "the first replica keeps the lead");
+    wait_until("the leader's status", Duration::from_secs(20), || {
+        kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "mcps",
+                "everything",
+                "-o",
+                "jsonpath={.status.state}",
+            ],
+        )
+        .contains("Connected")
+        .then_some(())
+    });
+
+    // The leader dies; the other takes the Lease over within one lease period (15 s) and a
+    // renewal round.
+    first.process.kill();
+    let started = Instant::now();
+    wait_until(
+        "the second replica to lead",
+        Duration::from_secs(30),
+        || Some(holder(&kubectl)).filter(|h| h.starts_with("muster-b")),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "took {:?}",
+        started.elapsed()
+    );
+    let echo = second
+        .client()
+        .call("x_everything_echo", json!({"message": "still here"}))
+        .expect("call");
+    assert!(echo.text().contains("still here"));
+}
+
+const POLICY: &str = "apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: muster-mcpserver-secret-references
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [muster.giantswarm.io]
+        apiVersions: [v1alpha1]
+        operations: [CREATE, UPDATE]
+        resources: [mcpservers]
+  validations:
+    - expression: \"true\"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: muster-mcpserver-secret-references
+spec:
+  policyName: muster-mcpserver-secret-references
+  validationActions: [Deny]
+";
+
+fn last_error(kubectl: &Kubectl, name: &str) -> String {
+    kubectl_ok(
+        kubectl,
+        &["get", "mcps", name, "-o", "jsonpath={.status.lastError}"],
+    )
+}
+
+#[test]
+fn headers_from_reads_a_secret_only_under_the_policy() {
+    let (_server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let _muster = Replica::start_with(
+        &kubectl,
+        "muster-0",
+        "secretBinding:\n  admissionPolicyBinding: muster-mcpserver-secret-references\n  protectedSecrets: [muster-oauth]\n",
+    );
+    let server = |name: &str, secret: &str| {
+        format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n  headersFrom:\n    - name: Authorization\n      valueFrom:\n        type: Secret\n        name: {secret}\n        key: authorization\n"
+        )
+    };
+    apply(&kubectl, &server("guarded", "token"));
+    wait_until("the policy refusal", Duration::from_secs(40), || {
+        last_error(&kubectl, "guarded")
+            .contains("MCPServer Secret reference policy is not in force")
+            .then_some(())
+    });
+
+    apply(&kubectl, POLICY);
+    wait_until("the missing Secret", Duration::from_secs(40), || {
+        last_error(&kubectl, "guarded")
+            .contains("Secret default/token not found")
+            .then_some(())
+    });
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\n  namespace: default\ntype: Opaque\nstringData:\n  authorization: \"Bearer s3cret-value\\n\"\n",
+    );
+    wait_until(
+        "the server to connect with the Secret",
+        Duration::from_secs(60),
+        || {
+            kubectl_ok(
+                &kubectl,
+                &["get", "mcps", "guarded", "-o", "jsonpath={.status.state}"],
+            )
+            .contains("Connected")
+            .then_some(())
+        },
+    );
+
+    // muster's own Secrets stay unread, whoever names them.
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: muster-oauth\n  namespace: default\nstringData:\n  authorization: other-value\n",
+    );
+    apply(&kubectl, &server("greedy", "muster-oauth"));
+    wait_until(
+        "the protected Secret refusal",
+        Duration::from_secs(40),
+        || {
+            last_error(&kubectl, "greedy")
+                .contains("one of muster's own Secrets")
+                .then_some(())
+        },
+    );
+    let everything_seen = format!(
+        "{}{}",
+        kubectl_ok(&kubectl, &["get", "mcps", "-o", "yaml"]),
+        kubectl_ok(&kubectl, &["get", "events", "-o", "yaml"])
+    );
+    assert!(!everything_seen.contains("s3cret-value") && !everything_seen.contains("other-value"));
+}
