@@ -12,7 +12,8 @@ mod service;
 use std::sync::Arc;
 
 use muster_core::config::ConfigStore;
-use muster_core::event::{Event, EventLog, EventType};
+use muster_core::event::message::Details;
+use muster_core::event::{Event, EventLog};
 use muster_core::resource::{McpServer, ValidationContext};
 use muster_core::store::ResourceStore;
 use muster_core::tool::{Catalog, Revision, ToolCall, ToolError, ToolProvider, ToolService};
@@ -39,6 +40,8 @@ struct Inner {
     validation: ValidationContext,
     catalog: Arc<Catalog>,
     revisions: watch::Sender<Revision>,
+    /// The `core_events` follow of each session (a new one replaces the old).
+    follows: events::Follows,
 }
 
 /// Builds [`CoreTools`].
@@ -69,24 +72,19 @@ impl CoreTools {
                     ..Catalog::default()
                 }),
                 revisions: watch::Sender::new(Revision::default()),
+                follows: events::Follows::default(),
             },
         }
     }
 
-    fn event(&self, kind: &str, name: &str, reason: &str, warning: bool, message: String) {
+    fn event(&self, kind: &str, name: &str, reason: &str, details: &Details) {
         if let Some(log) = &self.inner.events {
-            let type_ = if warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            };
-            log.record(Event::new(
+            log.record(Event::about(
                 kind,
                 name,
                 &self.inner.namespace,
                 reason,
-                type_,
-                message,
+                details,
             ));
         }
     }
@@ -110,7 +108,7 @@ impl CoreTools {
             "core_service_start" => self.service_start(args).await,
             "core_service_stop" => self.service_stop(args).await,
             "core_service_restart" => self.service_restart(args).await,
-            "core_events" => self.events(args).await,
+            "core_events" => self.events(args, &call.context).await,
             other => Err(ToolError::UnknownTool {
                 name: other.to_owned(),
             }),

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, Utc};
-use muster_core::event::{Event, EventSink, EventType};
+use muster_core::event::message::Details;
+use muster_core::event::{Event, EventSink};
 use muster_core::resource::mcp_server::McpServerSpec;
 use muster_core::resource::{McpServer, ValidationContext};
 use muster_core::store::ResourceStore;
@@ -150,20 +151,15 @@ impl Services {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn event(&self, name: &str, reason: &str, warning: bool, message: String) {
+    /// Records an event of `reason` about the server `name`, in the original's wording.
+    fn event(&self, name: &str, reason: &str, details: &Details) {
         if let Some(sink) = &self.inner.events {
-            let type_ = if warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            };
-            sink.record(Event::new(
+            sink.record(Event::about(
                 "MCPServer",
                 name,
                 &self.inner.namespace,
                 reason,
-                type_,
-                message,
+                details,
             ));
         }
     }

@@ -1,9 +1,12 @@
 //! Events about resources, as Kubernetes core/v1 Events and muster's event log record them.
 
+pub mod message;
+
 use std::collections::VecDeque;
 
 use async_trait::async_trait;
 use std::sync::{Mutex, PoisonError};
+use tokio::sync::broadcast;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -75,6 +78,40 @@ impl Event {
     }
 }
 
+impl Event {
+    /// An event whose message is rendered from the original's template for `reason`
+    /// ([`message::render`]); `Warning` for the reasons the original marks so.
+    pub fn about(
+        kind: &str,
+        name: &str,
+        namespace: &str,
+        reason: &str,
+        details: &message::Details,
+    ) -> Self {
+        let text = message::render(reason, name, namespace, details);
+        Self::new(kind, name, namespace, reason, reason_type(reason), text)
+    }
+}
+
+/// The type the original gives events of `reason`: `Warning` for failures, `Normal` otherwise.
+pub fn reason_type(reason: &str) -> EventType {
+    const WARNINGS: [&str; 8] = [
+        "MCPServerFailed",
+        "MCPServerToolsUnavailable",
+        "MCPServerHealthCheckFailed",
+        "MCPServerRecoveryFailed",
+        "WorkflowValidationFailed",
+        "WorkflowExecutionFailed",
+        "WorkflowStepFailed",
+        "WorkflowUnavailable",
+    ];
+    if WARNINGS.contains(&reason) {
+        EventType::Warning
+    } else {
+        EventType::Normal
+    }
+}
+
 /// Where events go: Kubernetes Events, the filesystem event log, memory.
 ///
 /// Recording never fails the caller's operation and never blocks on I/O; an implementation
@@ -139,6 +176,49 @@ impl EventFilter {
 pub trait EventLog: EventSink {
     /// The events passing `filter`, oldest first.
     async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, crate::StoreError>;
+
+    /// A live feed of the events recorded from now on, for `core_events` follow mode;
+    /// `None` when this log cannot tell (wrap it in a [`BroadcastEventLog`]).
+    fn subscribe(&self) -> Option<broadcast::Receiver<Event>> {
+        None
+    }
+}
+
+/// An [`EventLog`] that also hands every recorded event to live subscribers (follow mode).
+///
+/// A subscriber that falls more than `capacity` events behind misses the oldest ones (it is
+/// told so by [`broadcast::error::RecvError::Lagged`]); recording never waits for one.
+#[derive(Debug)]
+pub struct BroadcastEventLog {
+    inner: std::sync::Arc<dyn EventLog>,
+    live: broadcast::Sender<Event>,
+}
+
+impl BroadcastEventLog {
+    /// Wraps `inner`, keeping up to `capacity` events for slow subscribers.
+    pub fn new(inner: std::sync::Arc<dyn EventLog>, capacity: usize) -> Self {
+        let (live, _) = broadcast::channel(capacity.max(1));
+        Self { inner, live }
+    }
+}
+
+impl EventSink for BroadcastEventLog {
+    fn record(&self, event: Event) {
+        // No subscriber is not an error.
+        let _ = self.live.send(event.clone());
+        self.inner.record(event);
+    }
+}
+
+#[async_trait]
+impl EventLog for BroadcastEventLog {
+    async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, crate::StoreError> {
+        self.inner.query(filter).await
+    }
+
+    fn subscribe(&self) -> Option<broadcast::Receiver<Event>> {
+        Some(self.live.subscribe())
+    }
 }
 
 /// An [`EventSink`] that keeps the newest events in memory, for embedders and tests.
@@ -209,5 +289,31 @@ mod tests {
         let json = serde_json::to_value(&sink.events()[0]).unwrap();
         assert_eq!(json["involvedObject"]["kind"], "MCPServer");
         assert_eq!(json["type"], "Normal");
+    }
+
+    #[tokio::test]
+    async fn broadcast_log_feeds_subscribers_and_keeps_the_events() {
+        let memory = std::sync::Arc::new(MemoryEventSink::with_capacity(10));
+        let log = BroadcastEventLog::new(memory.clone(), 4);
+        log.record(Event::about(
+            "MCPServer",
+            "a",
+            "ns",
+            "MCPServerStarted",
+            &message::Details::default(),
+        ));
+        let mut live = log.subscribe().unwrap();
+        log.record(Event::about(
+            "MCPServer",
+            "b",
+            "ns",
+            "MCPServerStopped",
+            &message::Details::default(),
+        ));
+        let got = live.recv().await.unwrap();
+        assert_eq!(got.involved_object.name, "b");
+        assert_eq!(got.message, "MCPServer b service stopped successfully");
+        assert_eq!(log.query(&EventFilter::default()).await.unwrap().len(), 2);
+        assert!(MemoryEventSink::with_capacity(1).subscribe().is_none());
     }
 }

@@ -58,7 +58,7 @@ pub mod store;
 pub mod text;
 pub mod tool;
 
-pub use event::{Event, EventFilter, EventLog, EventSink, EventType};
+pub use event::{BroadcastEventLog, Event, EventFilter, EventLog, EventSink, EventType};
 pub use reconcile::{Action, Reconcile, ReconcileError};
 pub use resource::{
     Kind, McpServer, Meta, Object, ObjectKey, Workflow, WorkflowExecution,

@@ -14,7 +14,8 @@ pub mod reply;
 mod tree;
 
 pub use call::{
-    CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, ToolCall, ToolName,
+    CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, SessionNotifier,
+    ToolCall, ToolName,
 };
 pub use caller::{CallerChannel, CallerRequests, upstream_meta};
 pub use error::ToolError;

@@ -1,6 +1,7 @@
 //! `Reconcile<Workflow>`: validates a workflow and writes `valid`, `validationErrors`,
 //! `referencedTools` and `stepCount` into its status.
 
+use muster_core::event::message::Details;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -8,7 +9,7 @@ use muster_core::reconcile::{Action, Reconcile, ReconcileError};
 use muster_core::resource::workflow::WorkflowStatus;
 use muster_core::resource::{Condition, ConditionStatus, Object, Workflow};
 use muster_core::store::ResourceStore;
-use muster_core::{Event, EventSink, EventType};
+use muster_core::{Event, EventSink};
 
 use crate::Plan;
 
@@ -82,30 +83,20 @@ impl Reconcile<Workflow> for WorkflowReconciler {
             return Ok(Action::await_change());
         }
         if let Some(sink) = &self.events {
-            let (reason, type_, message) = if status.valid {
-                (
-                    "WorkflowValidationSucceeded",
-                    EventType::Normal,
-                    format!("Workflow {} is valid", wf.name()),
-                )
+            let (reason, details) = if status.valid {
+                ("WorkflowValidationSucceeded", Details::default())
             } else {
                 (
                     "WorkflowValidationFailed",
-                    EventType::Warning,
-                    format!(
-                        "Workflow {} is invalid: {}",
-                        wf.name(),
-                        status.validation_errors.join("; ")
-                    ),
+                    Details::error(status.validation_errors.join("; ")),
                 )
             };
-            sink.record(Event::new(
+            sink.record(Event::about(
                 "Workflow",
                 wf.name(),
                 wf.metadata.namespace_or_default(),
                 reason,
-                type_,
-                message,
+                &details,
             ));
         }
         self.store.set_status(&wf.key(), status).await?;

@@ -197,20 +197,15 @@ impl WorkflowTools {
             .map_err(|e| ToolError::failed(e.to_string()))
     }
 
-    fn event(&self, name: &str, reason: &str, warning: bool, message: String) {
+    /// Records an event of `reason` about the workflow `name`, in the original's wording.
+    fn event(&self, name: &str, reason: &str, details: &muster_core::event::message::Details) {
         if let Some(sink) = &self.inner.events {
-            let type_ = if warning {
-                muster_core::EventType::Warning
-            } else {
-                muster_core::EventType::Normal
-            };
-            sink.record(muster_core::Event::new(
+            sink.record(muster_core::Event::about(
                 "Workflow",
                 name,
                 &self.inner.namespace,
                 reason,
-                type_,
-                message,
+                details,
             ));
         }
     }

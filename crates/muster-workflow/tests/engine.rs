@@ -664,3 +664,65 @@ async fn within_5s<T>(f: impl std::future::Future<Output = T>) -> T {
         .await
         .expect("stopped by the evaluation budget")
 }
+
+#[tokio::test]
+async fn events_count_the_recorded_steps_in_the_original_wording() {
+    let log: Log = Arc::default();
+    let store = Arc::new(MemoryExecutionStore::new());
+    let sink = Arc::new(muster_core::event::MemoryEventSink::with_capacity(100));
+    let engine = Engine::builder(tools(log), store.clone())
+        .events(sink.clone())
+        .build();
+    let spec = json!({
+        "steps": [
+            {"id": "loop", "forEach": {"items": "{{ list 1 2 }}", "steps": [
+                {"id": "make", "tool": "echo", "args": {"text": "x"}}
+            ]}, "output": true},
+            {"id": "summary", "tool": "echo", "args": {"text": "done"}}
+        ]
+    });
+    let resp = engine
+        .run(RunWorkflow::new(plan(spec), None))
+        .await
+        .unwrap();
+    assert!(!resp.is_error, "{}", resp.document);
+    let id = resp.document["execution_id"].as_str().unwrap().to_owned();
+    let rec = store
+        .get(&muster_core::resource::execution::ExecutionId::from_string(
+            &id,
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    let messages: Vec<(String, String)> = sink
+        .events()
+        .into_iter()
+        .map(|e| (e.reason, e.message))
+        .collect();
+    let message = |reason: &str| {
+        messages
+            .iter()
+            .find(|(r, _)| r == reason)
+            .map(|(_, m)| m.clone())
+            .unwrap_or_else(|| panic!("no {reason} in {messages:?}"))
+    };
+    assert_eq!(
+        message("WorkflowExecutionStarted"),
+        format!("Workflow wf execution started (execution: {id})")
+    );
+    assert_eq!(
+        message("WorkflowStepStarted"),
+        "Workflow wf step make started (tool: echo)"
+    );
+    assert_eq!(
+        message("WorkflowStepCompleted"),
+        "Workflow wf step make completed successfully"
+    );
+    let completed = message("WorkflowExecutionCompleted");
+    let expected = format!(
+        "Workflow wf execution completed successfully ({} steps) in ",
+        rec.steps.len()
+    );
+    assert!(completed.starts_with(&expected), "{completed} / {expected}");
+    assert_eq!(rec.steps.len(), 3, "{:?}", rec.steps);
+}

@@ -1,11 +1,17 @@
 //! `core_events`.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
-use muster_core::event::{EventFilter, EventType};
+use muster_core::event::{Event, EventFilter, EventType};
 use muster_core::tool::ToolError;
 use muster_core::tool::reply::{error, json, string_arg};
+use muster_core::tool::{CallContext, SessionId, SessionNotifier};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use super::CoreTools;
 
@@ -36,8 +42,79 @@ pub(crate) fn parse_go_duration(s: &str) -> Option<TimeDelta> {
         .and_then(|d| TimeDelta::from_std(d).ok())
 }
 
+/// The method of followed events sent to a session.
+pub(crate) const EVENT_NOTIFICATION: &str = "notifications/muster/event";
+
+/// How often a follow checks whether its session has ended while no event comes.
+const SESSION_CHECK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The live follow of each session: at most one; a new one cancels the old.
+#[derive(Debug, Default)]
+pub(super) struct Follows(Mutex<HashMap<SessionId, CancellationToken>>);
+
+impl Follows {
+    /// Registers the follow of `session`, ending the one it had.
+    fn replace(&self, session: &SessionId) -> CancellationToken {
+        let token = CancellationToken::new();
+        let mut follows = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        follows.retain(|_, t| !t.is_cancelled());
+        if let Some(old) = follows.insert(session.clone(), token.clone()) {
+            old.cancel();
+        }
+        token
+    }
+}
+
+/// The JSON shape of an event in `core_events` results and follow notifications.
+fn event_json(e: &Event) -> Value {
+    json!({
+        "timestamp": e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
+        "resource_type": e.involved_object.kind,
+        "resource_name": e.involved_object.name,
+        "namespace": e.namespace,
+        "reason": e.reason,
+        "message": e.message,
+        "type": e.type_,
+    })
+}
+
+/// Sends each new event passing `filter` to the session until it ends or `stop` fires.
+async fn follow(
+    mut live: broadcast::Receiver<Event>,
+    filter: EventFilter,
+    notifier: SessionNotifier,
+    stop: CancellationToken,
+) {
+    let mut check = tokio::time::interval(SESSION_CHECK);
+    loop {
+        tokio::select! {
+            () = stop.cancelled() => return,
+            _ = check.tick() => {
+                if notifier.is_closed() {
+                    stop.cancel();
+                    return;
+                }
+            }
+            received = live.recv() => match received {
+                Ok(event) if filter.matches(&event) => {
+                    notifier.notify(EVENT_NOTIFICATION, event_json(&event));
+                }
+                Ok(_) => {}
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    tracing::warn!(missed, "a followed session fell behind; events were skipped");
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        }
+    }
+}
+
 impl CoreTools {
-    pub(super) async fn events(&self, args: JsonObject) -> Result<CallToolResult, ToolError> {
+    pub(super) async fn events(
+        &self,
+        args: JsonObject,
+        context: &CallContext,
+    ) -> Result<CallToolResult, ToolError> {
         let now = Utc::now();
         let mut filter = EventFilter {
             kind: string_arg(&args, "resourceType"),
@@ -70,25 +147,37 @@ impl CoreTools {
         let Some(log) = &self.inner.events else {
             return Ok(json(&json!([])));
         };
+        let follow_mode = args.get("follow").and_then(Value::as_bool) == Some(true);
+        // Subscribe before reading the snapshot, so that no event falls between the two
+        // (one may come in both; clients drop repeats).
+        let live = if follow_mode {
+            match (log.subscribe(), &context.notifier) {
+                (Some(live), Some(notifier)) => Some((live, notifier.clone())),
+                _ => {
+                    return Ok(error(
+                        "Failed to follow events: this server or transport cannot stream events to the session",
+                    ));
+                }
+            }
+        } else {
+            None
+        };
         let events = match log.query(&filter).await {
             Ok(e) => e,
             Err(e) => return Ok(error(format!("Failed to query events: {e}"))),
         };
-        let items: Vec<Value> = events
-            .iter()
-            .rev()
-            .map(|e| {
-                json!({
-                    "timestamp": e.timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
-                    "resource_type": e.involved_object.kind,
-                    "resource_name": e.involved_object.name,
-                    "namespace": e.namespace,
-                    "reason": e.reason,
-                    "message": e.message,
-                    "type": e.type_,
-                })
-            })
-            .collect();
+        let items: Vec<Value> = events.iter().rev().map(event_json).collect();
+        if let Some((live, notifier)) = live {
+            // Only the resource and type filters apply to the stream.
+            let stream_filter = EventFilter {
+                since: None,
+                until: None,
+                limit: None,
+                ..filter
+            };
+            let stop = self.inner.follows.replace(&context.session);
+            tokio::spawn(follow(live, stream_filter, notifier, stop));
+        }
         Ok(json(&Value::Array(items)))
     }
 }

@@ -2,6 +2,7 @@
 
 mod info;
 
+use muster_core::event::message::Details;
 use muster_core::resource::mcp_server::{
     DISPLAY_NAME_ANNOTATION, McpServerDefinition, McpServerState, REGISTERED_BY_ANNOTATION,
     REGISTERED_BY_EMAIL_ANNOTATION,
@@ -173,13 +174,7 @@ impl CoreTools {
         }
         match self.inner.mcpservers.create(obj).await {
             Ok(_) => {
-                self.event(
-                    "MCPServer",
-                    &name,
-                    "MCPServerCreated",
-                    false,
-                    format!("MCPServer {name} created"),
-                );
+                self.event("MCPServer", &name, "MCPServerCreated", &Details::default());
                 Ok(text(format!("MCP server '{name}' created successfully")))
             }
             Err(StoreError::AlreadyExists { .. }) => {
@@ -190,8 +185,7 @@ impl CoreTools {
                     "MCPServer",
                     &name,
                     "MCPServerFailed",
-                    true,
-                    format!("MCPServer {name} could not be created: {e}"),
+                    &Details::error(e.to_string()),
                 );
                 Ok(error(format!("Failed to create MCP server: {e}")))
             }
@@ -236,13 +230,7 @@ impl CoreTools {
         }
         match self.inner.mcpservers.apply(existing).await {
             Ok(_) => {
-                self.event(
-                    "MCPServer",
-                    &name,
-                    "MCPServerUpdated",
-                    false,
-                    format!("MCPServer {name} updated"),
-                );
+                self.event("MCPServer", &name, "MCPServerUpdated", &Details::default());
                 Ok(text(format!("MCP server '{name}' updated successfully")))
             }
             Err(e) => Ok(error(format!("Failed to update MCP server: {e}"))),
@@ -258,13 +246,7 @@ impl CoreTools {
         };
         match self.inner.mcpservers.delete(&self.key(&name)).await {
             Ok(_) => {
-                self.event(
-                    "MCPServer",
-                    &name,
-                    "MCPServerDeleted",
-                    false,
-                    format!("MCPServer {name} deleted"),
-                );
+                self.event("MCPServer", &name, "MCPServerDeleted", &Details::default());
                 Ok(text(format!("MCP server '{name}' deleted successfully")))
             }
             Err(StoreError::NotFound { .. }) => Ok(error(format!(

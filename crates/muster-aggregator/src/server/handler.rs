@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 
 use super::Aggregator;
+use super::notify;
 use super::progress::Relay;
 use super::{caller, invalid_params, listen, reads};
 use crate::meta_tools;
@@ -59,6 +60,7 @@ impl ServerHandler for Aggregator {
         let call_context = CallContext {
             session: session_of(&context),
             progress: relay.as_ref().map(Relay::sink),
+            notifier: Some(notify::session_notifier(context.peer.clone())),
             cancellation: context.ct.child_token(),
             caller_requests: Some(caller::channel(&context)),
             request_meta: upstream_meta(&context.meta),

@@ -3,10 +3,12 @@
 //! `tools/list` itself is static (the meta-tools), but clients that cache what they learned
 //! through `list_tools` use the notification as a cue to look again.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use muster_core::tool::SessionNotifier;
+use rmcp::model::{CustomNotification, ServerNotification};
 use rmcp::service::{Peer, RoleServer};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 /// The peers of the sessions that completed `initialize`.
@@ -57,4 +59,48 @@ pub(super) fn spawn_notifier(
             }
         }
     });
+}
+
+/// How many session notifications may wait for a slow session before new ones are dropped.
+const SESSION_QUEUE: usize = 1024;
+
+/// A [`SessionNotifier`] sending custom notifications (such as `notifications/muster/event`)
+/// to the session of `peer`, in order, without blocking the sender. The forwarding task
+/// starts with the first notification, so calls that send none cost nothing more.
+pub(super) fn session_notifier(peer: Peer<RoleServer>) -> SessionNotifier {
+    let queue: Arc<OnceLock<mpsc::Sender<CustomNotification>>> = Arc::default();
+    let closed_queue = Arc::clone(&queue);
+    let closed_peer = peer.clone();
+    SessionNotifier::new(
+        move |method, params| {
+            let sender = queue.get_or_init(|| {
+                let (sender, pending) = mpsc::channel(SESSION_QUEUE);
+                tokio::spawn(forward(peer.clone(), pending));
+                sender
+            });
+            if sender
+                .try_send(CustomNotification::new(method, Some(params)))
+                .is_err()
+            {
+                tracing::debug!(
+                    method,
+                    "a session notification was dropped: the session is slow or gone"
+                );
+            }
+        },
+        move || {
+            closed_peer.is_transport_closed()
+                || closed_queue.get().is_some_and(mpsc::Sender::is_closed)
+        },
+    )
+}
+
+async fn forward(peer: Peer<RoleServer>, mut pending: mpsc::Receiver<CustomNotification>) {
+    while let Some(notification) = pending.recv().await {
+        let notification = ServerNotification::CustomNotification(notification);
+        if let Err(e) = peer.send_notification(notification).await {
+            tracing::debug!(error = %e, "a session notification was not delivered");
+            break;
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! `Reconcile<McpServer>`: applies the desired set of servers to the running services.
 
+use muster_core::event::message::Details;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -100,12 +101,8 @@ impl Reconcile<McpServer> for McpServerReconciler {
                 let backend = &running.backend;
                 let active = backend.snapshot().state.is_active();
                 if runtime_changed(backend.spec(), spec) {
-                    self.services.event(
-                        name,
-                        "MCPServerRestarting",
-                        false,
-                        format!("MCPServer {name} restarting after a configuration change"),
-                    );
+                    self.services
+                        .event(name, "MCPServerRestarting", &Details::default());
                     self.services
                         .create(name, spec.clone(), running.restart_processed);
                     if wants_running && (active || spec.auto_start) {
@@ -138,12 +135,8 @@ impl Reconcile<McpServer> for McpServerReconciler {
 
     async fn cleanup(&self, obj: Arc<Object<McpServer>>) -> Result<Action, ReconcileError> {
         if self.services.remove(obj.name()).await {
-            self.services.event(
-                obj.name(),
-                "MCPServerStopped",
-                false,
-                format!("MCPServer {} stopped and removed", obj.name()),
-            );
+            self.services
+                .event(obj.name(), "MCPServerStopped", &Details::default());
         }
         Ok(Action::await_change())
     }

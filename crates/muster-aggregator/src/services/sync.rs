@@ -1,6 +1,7 @@
 //! Per-backend task: writes the backend's status into its definition whenever it changes and
 //! records an event for every state transition.
 
+use muster_core::event::message::Details;
 use muster_core::resource::ObjectKey;
 use muster_core::store::StoreError;
 use tokio_util::sync::CancellationToken;
@@ -56,61 +57,26 @@ fn transition_event(
     to: ServiceState,
     error: Option<&str>,
 ) {
-    let detail = error.map(|e| format!(": {e}")).unwrap_or_default();
+    let none = Details::default();
+    let failure = Details {
+        error: error.map(str::to_owned),
+        ..Details::default()
+    };
     match to {
-        ServiceState::Starting => {
-            services.event(
-                name,
-                "MCPServerStarting",
-                false,
-                format!("MCPServer {name} starting"),
-            );
-        }
+        ServiceState::Starting => services.event(name, "MCPServerStarting", &none),
         ServiceState::Running | ServiceState::Connected => {
-            services.event(
-                name,
-                "MCPServerStarted",
-                false,
-                format!("MCPServer {name} service started successfully"),
-            );
-            services.event(
-                name,
-                "MCPServerToolsDiscovered",
-                false,
-                format!("MCPServer {name} tools discovered"),
-            );
+            services.event(name, "MCPServerStarted", &none);
+            services.event(name, "MCPServerToolsDiscovered", &none);
         }
         ServiceState::Failed | ServiceState::Unreachable => {
-            services.event(
-                name,
-                "MCPServerFailed",
-                true,
-                format!("MCPServer {name} failed{detail}"),
-            );
+            services.event(name, "MCPServerFailed", &failure);
             if from.is_active() {
-                services.event(
-                    name,
-                    "MCPServerToolsUnavailable",
-                    true,
-                    format!("MCPServer {name} tools unavailable"),
-                );
+                services.event(name, "MCPServerToolsUnavailable", &failure);
             }
         }
-        ServiceState::AuthRequired => {
-            services.event(
-                name,
-                "MCPServerAuthRequired",
-                false,
-                format!("MCPServer {name} requires authentication"),
-            );
-        }
+        ServiceState::AuthRequired => services.event(name, "MCPServerAuthRequired", &none),
         ServiceState::Stopped | ServiceState::Disconnected => {
-            services.event(
-                name,
-                "MCPServerStopped",
-                false,
-                format!("MCPServer {name} stopped"),
-            );
+            services.event(name, "MCPServerStopped", &none);
         }
         _ => {}
     }

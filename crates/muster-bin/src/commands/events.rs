@@ -1,16 +1,15 @@
-//! `muster events`: the event log, newest first, or followed live (oldest first, each new
-//! event once, whether the server pushes it or it is found by polling).
+//! `muster events`: the event log, newest first, or followed live: with `--follow` the server
+//! streams each new event to the session as it is recorded (`core_events` follow mode).
 
 use std::collections::HashSet;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use futures::StreamExt as _;
 use serde_json::{Map, Value, json};
 
 use super::remote;
 use crate::cli::{EventsArgs, Output};
-use crate::client::{Client, Messages};
+use crate::client::Messages;
 use crate::output::{self, Table, cell};
 
 /// Runs `muster events`.
@@ -78,133 +77,60 @@ async fn events(args: &EventsArgs) -> anyhow::Result<ExitCode> {
         client.close().await;
         return Ok(ExitCode::SUCCESS);
     };
-    let mut follower = Follower::new(&snapshot, arguments_for_polling(args), format);
-    let result = follower.run(&mut client, stream).await;
+    let mut follower = Follower::new(&snapshot, format);
+    let result = follower.run(stream).await;
     client.close().await;
     result.map(|()| ExitCode::SUCCESS)
 }
 
-/// How often `--follow` asks for new events, besides listening for pushed ones.
-const POLL_INTERVAL: Duration = Duration::from_secs(2);
-
-/// Prints new events once each, whether the server pushes them
-/// (`notifications/muster/event`) or they are found by polling.
+/// Prints the events the server pushes (`notifications/muster/event`), once each: the server
+/// starts the stream just before it reads the snapshot, so an event may come in both.
 struct Follower {
     seen: HashSet<String>,
-    since: Option<String>,
-    arguments: Map<String, Value>,
     format: Output,
 }
 
 impl Follower {
-    fn new(snapshot: &[Value], arguments: Map<String, Value>, format: Output) -> Self {
-        let mut follower = Self {
-            seen: HashSet::new(),
-            since: None,
-            arguments,
+    fn new(snapshot: &[Value], format: Output) -> Self {
+        Self {
+            seen: snapshot.iter().map(key).collect(),
             format,
-        };
-        for event in snapshot {
-            follower.remember(event);
         }
-        follower
     }
 
-    async fn run(&mut self, client: &mut Client, mut stream: Messages) -> anyhow::Result<()> {
-        // Events of the snapshot's last second that the limit left out are not new.
-        self.poll(client, false).await?;
-        let mut ticks = tokio::time::interval(POLL_INTERVAL);
-        ticks.tick().await;
-        let mut streaming = true;
+    async fn run(&mut self, mut stream: Messages) -> anyhow::Result<()> {
         loop {
             tokio::select! {
-                message = stream.next(), if streaming => match message {
+                message = stream.next() => match message {
                     Some(Ok(message)) => {
                         if message.get("method").and_then(Value::as_str)
                             == Some("notifications/muster/event")
                             && let Some(event) = message.get("params")
+                            && self.seen.insert(key(event))
                         {
-                            self.show(event)?;
+                            follow(event, self.format)?;
                         }
                     }
-                    Some(Err(e)) => {
-                        tracing::debug!(error = %e, "the event stream ended");
-                        streaming = false;
-                    }
-                    None => streaming = false,
+                    Some(Err(e)) => anyhow::bail!("the event stream ended: {e}"),
+                    None => anyhow::bail!("the event stream ended: muster closed the session"),
                 },
-                _ = ticks.tick() => self.poll(client, true).await?,
                 _ = tokio::signal::ctrl_c() => return Ok(()),
             }
         }
     }
-
-    /// Asks for events since the newest seen; prints the new ones when `print`.
-    async fn poll(&mut self, client: &mut Client, print: bool) -> anyhow::Result<()> {
-        let mut arguments = self.arguments.clone();
-        if let Some(since) = &self.since {
-            arguments.insert("since".to_owned(), json!(since));
-        }
-        let result = client
-            .call_tool("core_events", Value::Object(arguments), |_| {})
-            .await?;
-        if result.is_error {
-            anyhow::bail!("{}", result.text());
-        }
-        if let Value::Array(mut events) = result.json("core_events")? {
-            events.reverse();
-            for event in &events {
-                if print {
-                    self.show(event)?;
-                } else {
-                    self.remember(event);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Records `event`; false when it was seen before.
-    fn remember(&mut self, event: &Value) -> bool {
-        let key = [
-            "timestamp",
-            "resource_type",
-            "resource_name",
-            "reason",
-            "message",
-        ]
-        .map(|k| cell(event.get(k)))
-        .join("\u{1f}");
-        if let Some(timestamp) = event.get("timestamp").and_then(Value::as_str)
-            && self.since.as_deref().is_none_or(|since| timestamp > since)
-        {
-            self.since = Some(timestamp.to_owned());
-        }
-        self.seen.insert(key)
-    }
-
-    fn show(&mut self, event: &Value) -> anyhow::Result<()> {
-        if self.remember(event) {
-            follow(event, self.format)?;
-        }
-        Ok(())
-    }
 }
 
-/// The filters of `args` for polling: no limit, no follow.
-fn arguments_for_polling(args: &EventsArgs) -> Map<String, Value> {
-    let mut arguments = Map::new();
-    for (key, value) in [
-        ("resourceType", &args.resource_type),
-        ("resourceName", &args.resource_name),
-        ("namespace", &args.namespace),
-        ("eventType", &args.event_type),
-    ] {
-        if let Some(value) = value {
-            arguments.insert(key.to_owned(), json!(value));
-        }
-    }
-    arguments
+/// What tells two events apart.
+fn key(event: &Value) -> String {
+    [
+        "timestamp",
+        "resource_type",
+        "resource_name",
+        "reason",
+        "message",
+    ]
+    .map(|k| cell(event.get(k)))
+    .join("\u{1f}")
 }
 
 /// Prints one followed event.

@@ -16,13 +16,16 @@ use muster_core::config::FamilyDescriptionRule;
 use muster_core::resource::execution::RetentionPolicy;
 use muster_core::resource::{McpServer, Workflow};
 use muster_core::store::{ExecutionStore, ResourceStore};
-use muster_core::{EventLog, EventSink};
+use muster_core::{BroadcastEventLog, EventLog, EventSink};
 use muster_fs::driver::Driver;
 use muster_fs::{ConfigDir, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout};
 use muster_workflow::{Engine, WorkflowReconciler, WorkflowTools};
 
 use super::paths::expand_home;
 use crate::cli::ServeArgs;
+
+/// How many events a `core_events` follower may fall behind before it misses some.
+const FOLLOW_BUFFER: usize = 1024;
 
 /// How often expired execution records are pruned.
 const RETENTION_INTERVAL: Duration = Duration::from_secs(3600);
@@ -67,7 +70,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let namespace = config.namespace().to_owned();
 
     // Stores.
-    let events = Arc::new(FsEventLog::in_config_dir(&layout).context("cannot open the event log")?);
+    let log = FsEventLog::in_config_dir(&layout).context("cannot open the event log")?;
+    let events = Arc::new(BroadcastEventLog::new(Arc::new(log), FOLLOW_BUFFER));
     let mcpservers: Arc<dyn ResourceStore<McpServer>> = Arc::new(
         FsStore::<McpServer>::builder(&root)
             .namespace(&namespace)

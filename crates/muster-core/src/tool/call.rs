@@ -129,6 +129,47 @@ impl fmt::Debug for ProgressSink {
     }
 }
 
+/// The function a [`SessionNotifier`] hands `(method, params)` to.
+type NotifyFn = dyn Fn(&str, serde_json::Value) + Send + Sync;
+
+/// Sends notifications to the calling session outside of the call's own responses (for
+/// `core_events` follow mode), for as long as the session lives. Cheap to clone.
+#[derive(Clone)]
+pub struct SessionNotifier {
+    send: Arc<NotifyFn>,
+    closed: Arc<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl SessionNotifier {
+    /// A notifier that hands `(method, params)` to `send`, and whose session has ended when
+    /// `closed` says so. `send` must not block.
+    pub fn new(
+        send: impl Fn(&str, serde_json::Value) + Send + Sync + 'static,
+        closed: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            send: Arc::new(send),
+            closed: Arc::new(closed),
+        }
+    }
+
+    /// Sends the notification `method` with `params`.
+    pub fn notify(&self, method: &str, params: serde_json::Value) {
+        (self.send)(method, params);
+    }
+
+    /// Whether the session has ended.
+    pub fn is_closed(&self) -> bool {
+        (self.closed)()
+    }
+}
+
+impl fmt::Debug for SessionNotifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionNotifier")
+    }
+}
+
 /// Everything about a call besides its name and arguments.
 #[derive(Debug, Clone, Default)]
 pub struct CallContext {
@@ -138,6 +179,9 @@ pub struct CallContext {
     pub caller: Option<CallerIdentity>,
     /// Where progress goes, when the caller asked for it.
     pub progress: Option<ProgressSink>,
+    /// Notifications to the caller's session beyond this call, when its transport has a
+    /// way to deliver them.
+    pub notifier: Option<SessionNotifier>,
     /// Cancelled when the caller gives up; services stop work and tell the server.
     pub cancellation: CancellationToken,
     /// How many workflows this call is nested in (0 for a call from a client); the workflow

@@ -7,6 +7,7 @@ use chrono::Utc;
 use futures_util::future::BoxFuture;
 use muster_core::config::WorkflowLimits;
 use muster_core::event::EventSink;
+use muster_core::event::message::Details;
 use muster_core::resource::execution::ExecutionOutcome;
 use muster_core::store::{ExecutionStore, NewExecution};
 use muster_core::text::truncate_message;
@@ -154,11 +155,14 @@ impl Engine {
             workflow: plan.name().to_owned(),
             namespace: inner.namespace.clone(),
             max_message_bytes: inner.limits.max_message_bytes,
+            finished: Arc::default(),
         };
         recorder.event(
             "WorkflowExecutionStarted",
-            false,
-            format!("Workflow {} execution {id} started", plan.name()),
+            &Details {
+                execution_id: Some(id.to_string()),
+                ..Details::default()
+            },
         );
         let started = tokio::time::Instant::now();
         let input = match validated {
@@ -177,6 +181,10 @@ impl Engine {
         };
         let mut scope = Scope::new(input);
         let mut run = runner.run_sequence(&plan.steps, &mut scope, "").await;
+        let failed_step = match &run.halt {
+            Some(Halt::Step { id, error }) => Some((id.clone(), error.clone())),
+            _ => None,
+        };
         let (document, error) = match run.halt.take() {
             Some(halt) => {
                 let handlers = run_on_failure(&runner, &plan, &mut scope).await;
@@ -206,21 +214,22 @@ impl Engine {
             None => ExecutionOutcome::Completed(response.document.clone()),
         };
         inner.store.finish(&id, outcome, Utc::now()).await?;
-        match error {
-            Some(e) => recorder.event(
+        match (error, failed_step) {
+            (Some(_), Some((step, error))) => recorder.event(
                 "WorkflowExecutionFailed",
-                true,
-                format!("Workflow {} failed: {e}", plan.name()),
+                &Details {
+                    error: Some(error),
+                    ..Details::step(step)
+                },
             ),
-            None => recorder.event(
+            (Some(e), None) => recorder.event("WorkflowExecutionFailed", &Details::error(e)),
+            (None, _) => recorder.event(
                 "WorkflowExecutionCompleted",
-                false,
-                format!(
-                    "Workflow {} completed ({} steps) in {}ms",
-                    plan.name(),
-                    run.entries.len(),
-                    elapsed.as_millis()
-                ),
+                &Details {
+                    steps: Some(recorder.finished_steps()),
+                    duration: Some(elapsed),
+                    ..Details::default()
+                },
             ),
         }
         Ok(response)
@@ -241,11 +250,7 @@ impl Engine {
                 Utc::now(),
             )
             .await?;
-        recorder.event(
-            "WorkflowExecutionFailed",
-            true,
-            format!("Workflow {} failed: {error}", recorder.workflow),
-        );
+        recorder.event("WorkflowExecutionFailed", &Details::error(error));
         Ok(response)
     }
 }

@@ -1,9 +1,11 @@
 //! Writing step transitions to the execution store and events to the event sink.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Utc};
-use muster_core::event::{Event, EventSink, EventType};
+use muster_core::event::message::Details;
+use muster_core::event::{Event, EventSink};
 use muster_core::resource::execution::{ExecutionId, StepRecord, StepStatus};
 use muster_core::store::ExecutionStore;
 use serde_json::Value;
@@ -18,6 +20,9 @@ pub(crate) struct Recorder {
     pub(crate) namespace: String,
     /// The most bytes of one event message or step error.
     pub(crate) max_message_bytes: usize,
+    /// How many step records reached an end (completed, failed or skipped): the steps the
+    /// execution record holds.
+    pub(crate) finished: Arc<AtomicUsize>,
 }
 
 /// A step that has started.
@@ -31,22 +36,23 @@ pub(crate) struct StartedStep {
 }
 
 impl Recorder {
-    pub(crate) fn event(&self, reason: &str, warning: bool, message: String) {
+    /// Records an event of `reason` about the workflow, in the original's wording.
+    pub(crate) fn event(&self, reason: &str, details: &Details) {
         if let Some(sink) = &self.events {
-            let type_ = if warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            };
-            sink.record(Event::new(
-                "Workflow",
-                &self.workflow,
-                &self.namespace,
-                reason,
-                type_,
-                muster_core::text::truncate_message(&message, self.max_message_bytes),
-            ));
+            let mut event =
+                Event::about("Workflow", &self.workflow, &self.namespace, reason, details);
+            if event.message.len() > self.max_message_bytes {
+                event.message =
+                    muster_core::text::truncate_message(&event.message, self.max_message_bytes)
+                        .into_owned();
+            }
+            sink.record(event);
         }
+    }
+
+    /// How many steps of this run have a final record.
+    pub(crate) fn finished_steps(&self) -> usize {
+        self.finished.load(Ordering::Relaxed)
     }
 
     /// Records the start of a step before it runs.
@@ -68,8 +74,10 @@ impl Recorder {
             .await?;
         self.event(
             "WorkflowStepStarted",
-            false,
-            format!("Workflow {} step {step_id} started", self.workflow),
+            &Details {
+                tool: tool.map(str::to_owned),
+                ..Details::step(step_id)
+            },
         );
         Ok(started)
     }
@@ -86,24 +94,18 @@ impl Recorder {
             Ok(v) => {
                 self.write(started, StepStatus::Completed, Some(v.clone()), None)
                     .await?;
-                self.event(
-                    "WorkflowStepCompleted",
-                    false,
-                    format!("Workflow {} step {id} completed", self.workflow),
-                );
+                self.event("WorkflowStepCompleted", &Details::step(id));
             }
             Err(e) => {
                 self.write(started, StepStatus::Failed, None, Some(e.to_owned()))
                     .await?;
-                let tail = if allow_failure {
-                    " (allow_failure=true, continuing)"
-                } else {
-                    ""
-                };
                 self.event(
                     "WorkflowStepFailed",
-                    true,
-                    format!("Workflow {} step {id} failed{tail}: {e}", self.workflow),
+                    &Details {
+                        error: Some(e.to_owned()),
+                        allow_failure,
+                        ..Details::step(id)
+                    },
                 );
             }
         }
@@ -128,11 +130,10 @@ impl Recorder {
             .await?;
         self.event(
             "WorkflowStepSkipped",
-            false,
-            format!(
-                "Workflow {} step {step_id} skipped: condition not met",
-                self.workflow
-            ),
+            &Details {
+                result: Some(false),
+                ..Details::step(step_id)
+            },
         );
         Ok(())
     }
@@ -167,6 +168,10 @@ impl Recorder {
         self.store
             .record_step(&self.id, record)
             .await
-            .map_err(|e| format!("failed to record step {}: {e}", s.step_id))
+            .map_err(|e| format!("failed to record step {}: {e}", s.step_id))?;
+        if done {
+            self.finished.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
     }
 }

@@ -1016,52 +1016,7 @@ fn local_offset_for_naive(naive: &NaiveDateTime) -> i32 {
 
 /// Go's `time.Duration.String`.
 pub(crate) fn duration_string(d: i64) -> String {
-    if d == 0 {
-        return "0s".to_owned();
-    }
-    let neg = d < 0;
-    let u = d.unsigned_abs();
-    let mut out = String::new();
-    if u < 1_000_000_000 {
-        // sub-second: ns, µs, ms
-        let (unit, prec) = if u < 1_000 {
-            ("ns", 0)
-        } else if u < 1_000_000 {
-            ("µs", 3)
-        } else {
-            ("ms", 6)
-        };
-        out.push_str(&fmt_frac_int(u, prec));
-        out.push_str(unit);
-    } else {
-        let secs_part = fmt_frac_int(u % 60_000_000_000, 9);
-        let mins = u / 60_000_000_000;
-        let s = format!("{secs_part}s");
-        if mins > 0 {
-            let h = mins / 60;
-            let m = mins % 60;
-            if h > 0 {
-                out.push_str(&format!("{h}h{m}m{s}"));
-            } else {
-                out.push_str(&format!("{m}m{s}"));
-            }
-        } else {
-            out.push_str(&s);
-        }
-    }
-    if neg { format!("-{out}") } else { out }
-}
-
-/// `v / 10^prec` printed with the fraction's trailing zeros removed.
-fn fmt_frac_int(v: u64, prec: u32) -> String {
-    let p = 10u64.pow(prec);
-    let int = v / p;
-    let frac = v % p;
-    if prec == 0 || frac == 0 {
-        return int.to_string();
-    }
-    let f = format!("{:0width$}", frac, width = prec as usize);
-    format!("{int}.{}", f.trim_end_matches('0'))
+    muster_core::event::message::go_duration_nanos(d)
 }
 
 /// Go's `time.ParseDuration`, in nanoseconds.

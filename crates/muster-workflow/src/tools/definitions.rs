@@ -1,5 +1,6 @@
 //! `core_workflow_list`, `_get`, `_create`, `_update`, `_delete`, `_validate`, `_available`.
 
+use muster_core::event::message::Details;
 use muster_core::resource::workflow::WorkflowSpec;
 use muster_core::resource::{Object, ObjectKey, Workflow};
 use muster_core::store::StoreError;
@@ -60,18 +61,8 @@ impl WorkflowTools {
         let result = definition(args);
         if let Some(name) = name {
             match &result {
-                Ok(_) => self.event(
-                    &name,
-                    "WorkflowValidationSucceeded",
-                    false,
-                    format!("Workflow {name} is valid"),
-                ),
-                Err(e) => self.event(
-                    &name,
-                    "WorkflowValidationFailed",
-                    true,
-                    format!("Workflow {name} failed validation: {e}"),
-                ),
+                Ok(_) => self.event(&name, "WorkflowValidationSucceeded", &Details::default()),
+                Err(e) => self.event(&name, "WorkflowValidationFailed", &Details::error(e)),
             }
         }
         result
@@ -176,18 +167,13 @@ impl WorkflowTools {
         }
         self.refresh_logged().await;
         let name = &def.name;
-        self.event(
-            name,
-            "WorkflowCreated",
-            false,
-            format!("Workflow {name} created"),
-        );
-        self.event(
-            name,
-            "WorkflowToolRegistered",
-            false,
-            format!("Tool workflow_{name} registered"),
-        );
+        let steps = Details {
+            steps: Some(def.spec.steps.len()),
+            ..Details::default()
+        };
+        self.event(name, "WorkflowCreated", &steps);
+        self.event(name, "WorkflowToolRegistered", &Details::default());
+        self.event(name, "WorkflowCapabilitiesRefreshed", &Details::default());
         Ok(text(with_warnings(
             "Workflow created successfully".to_owned(),
             &def.spec,
@@ -216,12 +202,11 @@ impl WorkflowTools {
         }
         self.refresh_logged().await;
         let name = &def.name;
-        self.event(
-            name,
-            "WorkflowUpdated",
-            false,
-            format!("Workflow {name} updated"),
-        );
+        let steps = Details {
+            steps: Some(def.spec.steps.len()),
+            ..Details::default()
+        };
+        self.event(name, "WorkflowUpdated", &steps);
         Ok(text(with_warnings(
             format!("Workflow '{name}' updated successfully"),
             &def.spec,
@@ -243,12 +228,7 @@ impl WorkflowTools {
             Err(e) => return Ok(error(format!("Failed to delete workflow: {e}"))),
         }
         self.refresh_logged().await;
-        self.event(
-            &name,
-            "WorkflowDeleted",
-            false,
-            format!("Workflow {name} deleted"),
-        );
+        self.event(&name, "WorkflowDeleted", &Details::default());
         Ok(text(format!("Workflow '{name}' deleted successfully")))
     }
 

@@ -26,11 +26,10 @@ impl WorkflowTools {
             self.event(
                 name,
                 "WorkflowUnavailable",
-                true,
-                format!(
-                    "Workflow {name} is not available (missing tools: {})",
-                    missing.join(", ")
-                ),
+                &muster_core::event::message::Details {
+                    missing_tools: missing.clone(),
+                    ..Default::default()
+                },
             );
             return Ok(error(format!(
                 "workflow {name} is not available (missing required tools)"
