@@ -1,8 +1,9 @@
 //! The command line: global flags and one subcommand per job.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 mod client;
 
@@ -47,7 +48,7 @@ pub(crate) enum Command {
     /// Show one MCP server, workflow, service, tool, execution, resource or prompt.
     Get(GetArgs),
     /// Define an MCP server or a workflow.
-    Create(CreateArgs),
+    Create(Box<CreateArgs>),
     /// Start a service (an MCP server), or run a workflow with `start workflow NAME`.
     Start(StartArgs),
     /// Stop a service (an MCP server).
@@ -115,11 +116,137 @@ pub(crate) struct SchemaArgs {
     pub(crate) out: PathBuf,
 }
 
+/// Rewrites the original's workflow argument flags into `--arg`: in `start workflow NAME` and
+/// `run workflow NAME`, a `--KEY=VALUE` whose KEY is not a flag of the command becomes
+/// `--arg KEY=VALUE`, and a lone unknown `--KEY` becomes `--arg KEY=true`. Everything else
+/// is left for clap to parse (and refuse).
+pub(crate) fn workflow_flags(args: Vec<OsString>) -> Vec<OsString> {
+    let position = |token: &str| args.iter().position(|a| a == token);
+    let Some(command_at) = args
+        .iter()
+        .skip(1)
+        .position(|a| !a.to_string_lossy().starts_with('-'))
+        .map(|i| i + 1)
+    else {
+        return args;
+    };
+    let command = args[command_at].to_string_lossy().into_owned();
+    if command != "start" && command != "run" || position("workflow") != Some(command_at + 1) {
+        return args;
+    }
+    let known: Vec<String> = Cli::command()
+        .find_subcommand(&command)
+        .map(|sub| {
+            sub.get_arguments()
+                .filter_map(|a| a.get_long().map(str::to_owned))
+                .chain(["help".to_owned(), "debug".to_owned()])
+                .collect()
+        })
+        .unwrap_or_default();
+    let name_at = command_at + 2;
+    let mut out = Vec::with_capacity(args.len() + 4);
+    let mut rest_literal = false;
+    for (i, arg) in args.into_iter().enumerate() {
+        let text = arg.to_string_lossy().into_owned();
+        if i <= name_at || rest_literal {
+            out.push(arg);
+            continue;
+        }
+        if text == "--" {
+            rest_literal = true;
+            out.push(arg);
+            continue;
+        }
+        let Some(flag) = text.strip_prefix("--") else {
+            out.push(arg);
+            continue;
+        };
+        let (key, value) = flag.split_once('=').unwrap_or((flag, "true"));
+        if key.is_empty() || known.iter().any(|k| k == key) {
+            out.push(arg);
+        } else {
+            out.push("--arg".into());
+            out.push(format!("{key}={value}").into());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
 
     use super::*;
+
+    fn rewritten(args: &[&str]) -> Vec<String> {
+        workflow_flags(args.iter().map(OsString::from).collect())
+            .into_iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn workflow_flags_become_arguments() {
+        assert_eq!(
+            rewritten(&[
+                "muster",
+                "start",
+                "workflow",
+                "deploy",
+                "--env=prod",
+                "--dry-run",
+                "-o",
+                "json",
+                "--quiet"
+            ]),
+            [
+                "muster",
+                "start",
+                "workflow",
+                "deploy",
+                "--arg",
+                "env=prod",
+                "--arg",
+                "dry-run=true",
+                "-o",
+                "json",
+                "--quiet"
+            ]
+        );
+        assert_eq!(
+            rewritten(&[
+                "muster",
+                "--debug",
+                "run",
+                "workflow",
+                "w",
+                "--arg",
+                "a=1",
+                "--b=2",
+                "--endpoint=http://x/mcp"
+            ]),
+            [
+                "muster",
+                "--debug",
+                "run",
+                "workflow",
+                "w",
+                "--arg",
+                "a=1",
+                "--arg",
+                "b=2",
+                "--endpoint=http://x/mcp"
+            ]
+        );
+        // Other commands, and services, are left alone.
+        for args in [
+            &["muster", "start", "service", "git", "--x=1"][..],
+            &["muster", "call", "workflow_w", "--x=1"],
+            &["muster", "run", "workflow"],
+        ] {
+            assert_eq!(rewritten(args), args);
+        }
+    }
 
     #[test]
     fn cli_is_well_formed() {

@@ -17,11 +17,12 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_from(cli::workflow_flags(std::env::args_os().collect()));
     let silent = matches!(&cli.command, cli::Command::Serve(args) if args.silent);
     init_tracing(cli.debug, silent);
     match commands::run(cli.command) {
         Ok(code) => code,
+        Err(err) if output::is_closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::FAILURE

@@ -91,12 +91,36 @@ pub(crate) fn print_table(table: &Table, headers: bool, empty: &str) {
     }
 }
 
-/// Writes `text` to stdout, ignoring a closed pipe.
+/// Writes `text` to stdout. When the reader has gone (`muster … | head -1`), the process ends
+/// quietly with status 0, as Unix tools do; stdout never panics.
 pub(crate) fn print(text: &str) {
     let mut stdout = std::io::stdout().lock();
-    if stdout.write_all(text.as_bytes()).is_ok() {
-        let _ = stdout.flush();
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    if let Err(e) = written {
+        exit_if_closed(&e);
+        tracing::warn!(error = %e, "cannot write to stdout");
     }
+}
+
+/// Ends the process quietly when `error` says the reader of stdout has gone.
+pub(crate) fn exit_if_closed(error: &std::io::Error) {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        // Nothing useful can be printed any more and every caller's next write would fail the
+        // same way: stop here, like a tool killed by SIGPIPE, but with a clean status.
+        #[allow(clippy::exit)]
+        std::process::exit(0);
+    }
+}
+
+/// Whether an error (of any command) comes from a reader of stdout that has gone.
+pub(crate) fn is_closed_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// A JSON scalar as a table cell: strings without quotes, `null` as empty.

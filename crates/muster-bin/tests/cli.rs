@@ -357,3 +357,33 @@ fn completion_scripts_are_generated() {
         assert!(script.contains("mcpserver"), "{shell} completes kinds");
     }
 }
+
+/// Runs muster with stdout on a pipe whose reader has already gone, as in `muster … | head -1`.
+fn muster_into_closed_pipe(args: &[&str]) -> Output {
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_muster"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the muster binary runs")
+}
+
+#[test]
+fn a_closed_stdout_ends_commands_quietly() {
+    let dir = config_dir(&[]);
+    let config = dir.path().to_str().expect("a UTF-8 path");
+    for args in [
+        &["completion", "bash"][..],
+        &["version"],
+        &["--help"],
+        &["validate", "--config-path", config],
+    ] {
+        let output = muster_into_closed_pipe(args);
+        let errors = String::from_utf8_lossy(&output.stderr);
+        assert!(errors.is_empty(), "{args:?} printed on stderr: {errors}");
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {errors}");
+    }
+}

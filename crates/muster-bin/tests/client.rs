@@ -291,7 +291,9 @@ fn client_commands_against_a_running_server() {
     assert_ok(&server.muster(&["check", "workflow", "greet"]));
 
     // run (no terminal: plain lines), and the original's spelling
-    let run = server.muster(&["run", "workflow", "greet", "--arg", "name=bob"]);
+    let run = server.muster(&[
+        "run", "workflow", "greet", "--arg", "name=bob", "-o", "json",
+    ]);
     let result: Value = serde_json::from_str(&assert_ok(&run)).unwrap();
     assert_eq!(result["status"], "completed");
     let progress = stderr(&run);
@@ -301,6 +303,30 @@ fn client_commands_against_a_running_server() {
     assert_eq!(call["isError"], false);
     let failed = assert_fails(&server.muster(&["run", "workflow", "greet"]));
     assert!(failed.contains("error:"), "{failed}");
+    // The original's `--KEY=VALUE` flags, and the result as tables.
+    let table =
+        assert_ok(&server.muster(&["start", "workflow", "greet", "--name=eve", "-o", "table"]));
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        columns(lines[0]),
+        ["EXECUTION", "WORKFLOW", "STATUS"],
+        "{table}"
+    );
+    assert_eq!(columns(lines[1])[1..], ["greet", "completed"], "{table}");
+    assert_eq!(columns(lines[3]), ["STEP", "TOOL", "STATUS"], "{table}");
+    assert_eq!(
+        columns(lines[4]),
+        ["hello", "x_everything_echo", "completed"],
+        "{table}"
+    );
+    assert_eq!(
+        columns(lines[5]),
+        ["goodbye", "x_everything_echo", "completed"],
+        "{table}"
+    );
+    assert!(!table.contains('{'), "no JSON in a table: {table}");
+    let run = json(&server.muster(&["run", "workflow", "greet", "--name=joe", "-o", "json"]));
+    assert_eq!(run["input"]["name"], "joe");
 
     // executions and events
     let executions = assert_ok(&server.muster(&["list", "execution"]));
@@ -354,9 +380,59 @@ fn client_commands_against_a_running_server() {
         names.contains(&"second") && names.contains(&"remote"),
         "{names:?}"
     );
+    // A server that never ran is `stopped` / `disconnected` as a service, as it is
+    // `Stopped` / `Disconnected` as an MCP server: never `unknown`.
+    let services = json(&server.muster(&["list", "service", "-o", "json"]));
+    let state = |name: &str| {
+        services["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["state"].clone())
+    };
+    assert_eq!(state("second"), Some(Value::from("stopped")), "{services}");
+    assert_eq!(
+        state("remote"),
+        Some(Value::from("disconnected")),
+        "{services}"
+    );
+    let table = assert_ok(&server.muster(&["list", "service"]));
+    assert!(
+        table.lines().all(|line| columns(line)[2] != "unknown"),
+        "{table}"
+    );
+
+    // A workflow from flags.
+    let created = assert_ok(&server.muster(&[
+        "create",
+        "workflow",
+        "shout",
+        "--description",
+        "Echo once",
+        "--step",
+        "say=x_everything_echo",
+        "--required",
+        "message",
+    ]));
+    assert!(
+        created.contains("Workflow created successfully"),
+        "{created}"
+    );
+    let shout = json(&server.muster(&["get", "workflow", "shout", "-o", "json"]));
+    let text = shout.to_string();
+    assert!(
+        text.contains("x_everything_echo") && text.contains("Echo once"),
+        "{text}"
+    );
+    let missing = assert_fails(&server.muster(&["create", "workflow", "empty"]));
+    assert!(missing.contains("--step ID=TOOL"), "{missing}");
 
     follow_events(&server);
 }
+
+/// How long `events --follow` may take to show an event on a loaded machine.
+const FOLLOW_PATIENCE: Duration = Duration::from_secs(120);
 
 /// `events --follow` prints events that happen after it started, one JSON object a line.
 fn follow_events(server: &Server) {
@@ -385,17 +461,28 @@ fn follow_events(server: &Server) {
             }
         }
     });
-    // The snapshot (a JSON array) comes first.
+    // The snapshot (a JSON array) comes first. Once it is printed, the server streams every
+    // later event to the follower's session, so the stop below cannot be missed: wait for
+    // it as long as a loaded machine needs, not for a fixed short time.
+    let deadline = tokio::time::Instant::now() + FOLLOW_PATIENCE;
+    let next_line = || {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        rx.recv_timeout(left).ok()
+    };
     let mut snapshot = String::new();
-    while !snapshot.ends_with("]") {
-        snapshot = rx.recv_timeout(Duration::from_secs(20)).unwrap();
+    while !snapshot.ends_with(']') {
+        snapshot = next_line().expect("the snapshot of events --follow");
     }
     assert_ok(&server.muster(&["stop", "everything"]));
     let mut stopped = false;
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) {
+    while let Some(line) = next_line() {
         let event: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(event["resource_name"], "everything");
         if event["reason"] == "MCPServerStopped" {
+            assert_eq!(
+                event["message"],
+                "MCPServer everything service stopped successfully"
+            );
             stopped = true;
             break;
         }
@@ -612,5 +699,9 @@ fn run_workflow_shows_live_progress_on_a_terminal() {
         screen.contains("\r\x1b[2K"),
         "the status line is redrawn: {screen:?}"
     );
-    assert!(screen.contains("\"status\": \"completed\""), "{screen:?}");
+    // The result prints as tables by default.
+    assert!(
+        screen.contains("EXECUTION") && screen.contains("STEP") && screen.contains("goodbye"),
+        "{screen:?}"
+    );
 }

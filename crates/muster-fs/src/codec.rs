@@ -71,8 +71,62 @@ pub fn from_yaml<T: DeserializeOwned>(text: &str) -> Result<T, ParseError> {
     let de = serde_norway::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let field = field_path(e.path());
-        parse_error(field, e.inner())
+        let mut error = parse_error(field, e.inner());
+        place_duplicate(text, &mut error);
+        error
     })
+}
+
+/// The parser reports a repeated key at the start of its mapping (the first key); this moves
+/// the location to the repetition and says where the first one is. Block mappings only: in a
+/// flow mapping (`{a: 1, a: 2}`) the location stays as the parser gave it.
+fn place_duplicate(text: &str, error: &mut ParseError) {
+    let Some(key) = error
+        .message
+        .strip_prefix("duplicate field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(key, _)| key.to_owned())
+    else {
+        return;
+    };
+    let Some(at) = error.location else {
+        return;
+    };
+    let indent = at.column.saturating_sub(1);
+    let is_key = |line: &str| {
+        let rest = &line[indent..];
+        [key.clone(), format!("\"{key}\""), format!("'{key}'")]
+            .iter()
+            .any(|k| {
+                rest.strip_prefix(k.as_str())
+                    .is_some_and(|r| r.trim_start().starts_with(':'))
+            })
+    };
+    let mut first = None;
+    for (index, line) in text.lines().enumerate().skip(at.line.saturating_sub(1)) {
+        let content = line.trim_start();
+        let own_indent = line.len() - content.len();
+        if content.is_empty() || content.starts_with('#') {
+            continue;
+        }
+        if own_indent < indent || (own_indent == indent && content.starts_with("---")) {
+            break;
+        }
+        if own_indent != indent || !is_key(line) {
+            continue;
+        }
+        match first {
+            None => first = Some(index + 1),
+            Some(first) => {
+                error.location = Some(Location {
+                    line: index + 1,
+                    column: indent + 1,
+                });
+                error.message = format!("{} (first at line {first})", error.message);
+                return;
+            }
+        }
+    }
 }
 
 /// Whether `text` holds nothing but whitespace, comments and document markers.
@@ -212,5 +266,20 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn duplicate_key_is_reported_where_it_is_repeated() {
+        let text = "spec:\n  timeout: 5\n  steps: []\n  # note\n  timeout: 6\n";
+        let err = from_yaml::<Doc>(text).unwrap_err();
+        assert_eq!(err.location.map(|l| l.line), Some(5), "{err}");
+        assert_eq!(err.field, "spec");
+        assert!(err.message.contains("duplicate field `timeout`"), "{err}");
+        assert!(err.message.contains("first at line 2"), "{err}");
+        // At the top level too, and a repeated key inside a nested mapping is not mistaken
+        // for the outer one.
+        let text = "spec:\n  steps:\n    - timeout: 1\n  timeout: 2\nspec: {}\n";
+        let err = from_yaml::<Doc>(text).unwrap_err();
+        assert_eq!(err.location.map(|l| l.line), Some(5), "{err}");
     }
 }

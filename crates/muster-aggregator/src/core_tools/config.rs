@@ -50,11 +50,10 @@ impl CoreTools {
     }
 
     pub(super) async fn config_reload(&self) -> Result<CallToolResult, ToolError> {
-        self.inner
-            .config
-            .reload()
-            .await
-            .map_err(|e| ToolError::failed(format!("failed to reload configuration: {e}")))?;
+        self.inner.config.reload().await.map_err(|e| {
+            tracing::error!(error = %e, "config.yaml was not reloaded; the previous configuration stays in effect");
+            ToolError::failed(format!("failed to reload configuration: {e}"))
+        })?;
         Ok(text("Configuration reloaded successfully"))
     }
 }

@@ -13,7 +13,12 @@ use crate::core_tools::{ServiceControl, ServiceStatus, StartOutcome, StopOutcome
 pub const AGGREGATOR_SERVICE: &str = "mcp-aggregator";
 
 fn backend_status(backend: &Backend) -> ServiceStatus {
-    let snap = backend.snapshot();
+    let mut snap = backend.snapshot();
+    if snap.state == ServiceState::Unknown {
+        // A service that was never started is stopped (stdio) or disconnected (remote), as
+        // `core_mcpserver_*` say `Stopped` / `Disconnected` of it.
+        snap.state = ServiceState::stopped_for(snap.server_type);
+    }
     let def = McpServerDefinition::from(backend.spec().clone());
     let mut meta = Map::new();
     meta.insert("name".into(), json!(snap.name));
@@ -153,7 +158,7 @@ impl ServiceControl for Services {
         };
         if matches!(
             backend.snapshot().state,
-            ServiceState::Stopped | ServiceState::Disconnected
+            ServiceState::Stopped | ServiceState::Disconnected | ServiceState::Unknown
         ) {
             return Ok(StopOutcome::AlreadyStopped);
         }

@@ -128,7 +128,7 @@ pub(crate) struct GetArgs {
 pub(crate) enum CreateKind {
     /// An MCPServer definition.
     Mcpserver,
-    /// A Workflow definition (from a file).
+    /// A Workflow definition (from a file, or from --step / --steps).
     Workflow,
 }
 
@@ -187,6 +187,24 @@ pub(crate) struct CreateArgs {
     #[arg(long, value_name = "KEY=VALUE")]
     pub(crate) header: Vec<String>,
 
+    /// A step of a workflow calling a tool with no arguments (repeatable, in order).
+    #[arg(long, value_name = "ID=TOOL")]
+    pub(crate) step: Vec<String>,
+
+    /// The steps of a workflow as a YAML or JSON list, as in a Workflow file's `spec.steps`.
+    #[arg(long, value_name = "YAML", conflicts_with = "step")]
+    pub(crate) steps: Option<String>,
+
+    /// An argument of a workflow and its type: string, integer, number, boolean, array or
+    /// object (repeatable).
+    #[arg(long, value_name = "NAME=TYPE")]
+    pub(crate) input: Vec<String>,
+
+    /// A workflow argument that callers must give (repeatable; implies --input NAME=string
+    /// when not declared).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) required: Vec<String>,
+
     /// Shared flags.
     #[command(flatten)]
     pub(crate) client: ClientArgs,
@@ -199,7 +217,7 @@ pub(crate) struct StartArgs {
     #[arg(num_args = 1..=2, value_names = ["KIND", "NAME"], required = true)]
     pub(crate) target: Vec<String>,
 
-    /// Argument of a workflow (repeatable).
+    /// Argument of a workflow (repeatable); `--KEY=VALUE` works too.
     #[arg(long = "arg", value_name = "KEY=VALUE")]
     pub(crate) args: Vec<String>,
 
@@ -319,7 +337,8 @@ pub(crate) struct RunArgs {
     /// The workflow's name.
     pub(crate) name: String,
 
-    /// An argument of the workflow (repeatable).
+    /// An argument of the workflow (repeatable); `--KEY=VALUE` works too, and `--KEY`
+    /// alone means `true`.
     #[arg(long = "arg", value_name = "KEY=VALUE")]
     pub(crate) args: Vec<String>,
 

@@ -1,4 +1,4 @@
-//! `muster create`: MCP servers from flags, MCP servers and workflows from files.
+//! `muster create`: MCP servers and workflows from flags or from files.
 
 use std::io::Read as _;
 use std::path::Path;
@@ -39,7 +39,7 @@ fn from_flags(args: &CreateArgs) -> anyhow::Result<(&'static str, Value)> {
         bail!("a name is required: `muster create mcpserver NAME --type stdio --command ...`");
     };
     if args.kind == Some(CreateKind::Workflow) {
-        bail!("workflows are created from a definition: `muster create -f workflow.yaml`");
+        return workflow_from_flags(name, args);
     }
     let Some(server_type) = args.server_type.as_deref() else {
         bail!("--type is required: stdio (with --command) or streamable-http / sse (with --url)");
@@ -72,6 +72,55 @@ fn from_flags(args: &CreateArgs) -> anyhow::Result<(&'static str, Value)> {
         spec.insert("headers".to_owned(), Value::Object(headers));
     }
     Ok(("core_mcpserver_create", Value::Object(spec)))
+}
+
+/// `core_workflow_create` arguments from `--description`, `--step ID=TOOL` or `--steps`,
+/// `--input NAME=TYPE` and `--required NAME`.
+fn workflow_from_flags(name: &str, args: &CreateArgs) -> anyhow::Result<(&'static str, Value)> {
+    let steps = match &args.steps {
+        Some(text) => {
+            let steps: serde_norway::Value = serde_norway::from_str(text)
+                .with_context(|| format!("--steps is not a YAML or JSON list: {text}"))?;
+            match serde_json::to_value(steps).context("--steps is not JSON-like")? {
+                Value::Array(steps) => steps,
+                _ => bail!("--steps must be a list of steps, such as '[{{id: a, tool: x_t}}]'"),
+            }
+        }
+        None => args
+            .step
+            .iter()
+            .map(|pair| {
+                let (id, tool) = remote::split_pair(pair, "--step")?;
+                Ok(json!({"id": id, "tool": tool}))
+            })
+            .collect::<anyhow::Result<_>>()?,
+    };
+    if steps.is_empty() {
+        bail!(
+            "a workflow needs steps: `--step ID=TOOL` (repeatable) or `--steps '[{{id: a, tool: x_t, args: {{}}}}]'`, or a file with -f"
+        );
+    }
+    let mut inputs = Map::new();
+    for pair in &args.input {
+        let (input, kind) = remote::split_pair(pair, "--input")?;
+        inputs.insert(input.to_owned(), json!({ "type": kind }));
+    }
+    for input in &args.required {
+        let entry = inputs
+            .entry(input.clone())
+            .or_insert_with(|| json!({"type": "string"}));
+        entry["required"] = json!(true);
+    }
+    let mut spec = Map::new();
+    spec.insert("name".to_owned(), json!(name));
+    if let Some(description) = &args.description {
+        spec.insert("description".to_owned(), json!(description));
+    }
+    if !inputs.is_empty() {
+        spec.insert("args".to_owned(), Value::Object(inputs));
+    }
+    spec.insert("steps".to_owned(), Value::Array(steps));
+    Ok(("core_workflow_create", Value::Object(spec)))
 }
 
 /// The tool and arguments for a definition file: a resource (`kind`, `metadata.name`,

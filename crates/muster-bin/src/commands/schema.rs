@@ -17,7 +17,7 @@ pub(super) fn run(args: &SchemaArgs) -> anyhow::Result<ExitCode> {
     for (file, schema) in schemas() {
         let path = args.out.join(file);
         write_schema(&path, &schema)?;
-        println!("wrote {}", path.display());
+        crate::output::print(&format!("wrote {}\n", path.display()));
     }
     Ok(ExitCode::SUCCESS)
 }
