@@ -103,7 +103,13 @@ impl Server {
             .env("HOME", self.home.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.log())
+                    .unwrap(),
+            ))
             .spawn()
             .unwrap();
         self.child = Some(child);
@@ -115,6 +121,11 @@ impl Server {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Where the server's stderr goes.
+    fn log(&self) -> PathBuf {
+        self.home.path().join("serve.log")
     }
 
     fn endpoint(&self) -> String {
@@ -492,6 +503,37 @@ fn follow_events(server: &Server) {
     assert!(stopped, "no MCPServerStopped event was followed");
     assert_ok(&server.muster(&["start", "everything"]));
     server.wait_ready();
+}
+
+#[test]
+fn a_repeated_key_in_config_yaml_is_placed_and_a_failed_reload_is_logged() {
+    let server = Server::start();
+    let config = server.dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "aggregator:\n  host: localhost\n  port: {port}\n  musterPrefix: x\n  port: {port}\n",
+            port = server.port
+        ),
+    )
+    .unwrap();
+    let failed = assert_fails(&server.muster(&["call", "core_config_reload"]));
+    assert!(
+        failed.contains("5:3: aggregator: duplicate field `port` (first at line 3)"),
+        "{failed}"
+    );
+    let log = std::fs::read_to_string(server.log()).unwrap();
+    assert!(
+        log.contains("config.yaml was not reloaded") && log.contains("5:3"),
+        "{log}"
+    );
+    let validate = cli(server.home.path())
+        .args(["validate", "--config-path"])
+        .arg(server.dir.path())
+        .output()
+        .unwrap();
+    let report = stdout(&validate);
+    assert!(report.contains("(line 5, column 3)"), "{report}");
 }
 
 #[test]

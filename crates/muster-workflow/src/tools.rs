@@ -12,6 +12,7 @@ mod catalog;
 mod definitions;
 mod executions;
 mod run;
+mod wording;
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};

@@ -41,9 +41,11 @@ impl Recorder {
         if let Some(sink) = &self.events {
             let mut event =
                 Event::about("Workflow", &self.workflow, &self.namespace, reason, details);
-            event.message =
-                muster_core::text::truncate_message(&event.message, self.max_message_bytes)
-                    .into_owned();
+            if event.message.len() > self.max_message_bytes {
+                event.message =
+                    muster_core::text::truncate_message(&event.message, self.max_message_bytes)
+                        .into_owned();
+            }
             sink.record(event);
         }
     }

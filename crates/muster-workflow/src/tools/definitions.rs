@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::WorkflowTools;
 use super::args::{self, error, text};
+use super::wording;
 use crate::Plan;
 
 /// Arguments the definition tools accept at the top level.
@@ -43,7 +44,8 @@ fn definition(mut args: JsonObject) -> Result<Definition, String> {
     args.remove("version");
     let spec: WorkflowSpec = serde_json::from_value(Value::Object(args))
         .map_err(|e| format!("failed to parse request: {e}"))?;
-    Plan::compile(&name, &spec).map_err(|e| format!("validation failed: {e}"))?;
+    Plan::compile(&name, &spec)
+        .map_err(|e| format!("validation failed: {}", wording::describe(&spec, &e)))?;
     Ok(Definition { name, spec })
 }
 
@@ -258,5 +260,27 @@ impl WorkflowTools {
             None => error(format!("workflow {name} not found")),
             Some(missing) => args::json(&json!({ "name": name, "available": missing.is_empty() })),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn validation_speaks_the_original_wording() {
+        let args = json!({"name": "w", "steps": [{"id": "a"}, {"id": "b", "tool": "x_t"}]});
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        let Err(message) = definition(args) else {
+            panic!("a step without tool is invalid")
+        };
+        assert_eq!(
+            message,
+            "validation failed: steps: step 0 (a): one of tool, forEach, or parallel is required"
+        );
     }
 }
