@@ -47,17 +47,12 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let loaded = ConfigDir::new(&root)
         .load()
         .context("cannot read the config directory")?;
+    // Settings this muster cannot honour (kubernetes, OAuth server, admin UI) are errors of
+    // the config file, so `muster validate` reports the same.
     if let Err(e) = &loaded.config.result {
         bail!("{e}");
     }
     let mut config = loaded.config_or_default();
-    if config.kubernetes {
-        bail!(
-            "config.yaml sets kubernetes: true, but this muster runs in filesystem mode only; \
-             set kubernetes: false (or remove it) to serve {}",
-            root.display()
-        );
-    }
     if let Some(port) = args.port {
         config.aggregator.port = port;
     }
@@ -101,7 +96,9 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
     let registry = Registry::builder().naming(naming).build();
-    let options = BackendOptions::from_env()?.with_namespace(&namespace);
+    let options = BackendOptions::from_env()?
+        .with_namespace(&namespace)
+        .with_redactions(crate::logging::redactions().clone());
     let endpoint = config.aggregator.endpoint();
     let services = Services::builder(registry.clone(), options, mcpservers.clone())
         .events(events.clone() as Arc<dyn EventSink>)
