@@ -32,6 +32,7 @@ const POLL: Duration = Duration::from_millis(100);
 pub struct MusterConfig {
     files: Vec<(PathBuf, String)>,
     expected_tools: Vec<String>,
+    aggregator_lines: Vec<String>,
 }
 
 impl MusterConfig {
@@ -77,6 +78,14 @@ impl MusterConfig {
         self
     }
 
+    /// Adds a line to the `aggregator:` section of `config.yaml`, e.g.
+    /// `allowedHosts: [muster.example]`.
+    #[must_use]
+    pub fn aggregator_setting(mut self, yaml_line: &str) -> Self {
+        self.aggregator_lines.push(yaml_line.to_owned());
+        self
+    }
+
     /// Makes every start wait until `list_tools` reports `tool`.
     #[must_use]
     pub fn expect_tool(mut self, tool: &str) -> Self {
@@ -97,10 +106,13 @@ impl MusterConfig {
         let config = root.path().join("muster");
         let port = free_port()?;
         let mut files = self.files;
-        files.push((
-            PathBuf::from("config.yaml"),
-            format!("aggregator:\n  host: 127.0.0.1\n  port: {port}\n"),
-        ));
+        let mut config_yaml = format!("aggregator:\n  host: 127.0.0.1\n  port: {port}\n");
+        for line in &self.aggregator_lines {
+            config_yaml.push_str("  ");
+            config_yaml.push_str(line);
+            config_yaml.push('\n');
+        }
+        files.push((PathBuf::from("config.yaml"), config_yaml));
         for (relative, contents) in files {
             let path = config.join(relative);
             if let Some(parent) = path.parent() {
@@ -163,6 +175,15 @@ impl ConfigDir {
     /// When the binary is missing, or muster exits or is not ready within
     /// [`READY_TIMEOUT`]; the error carries muster's log.
     pub fn start(&self) -> anyhow::Result<MusterInstance> {
+        self.start_with_args(&[])
+    }
+
+    /// Like [`start`](Self::start), with global flags before `serve` (e.g. `--debug`).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with_args(&self, global_args: &[&str]) -> anyhow::Result<MusterInstance> {
         let n = self.starts.fetch_add(1, Ordering::Relaxed);
         let log = self
             .root
@@ -172,6 +193,7 @@ impl ConfigDir {
         let out = File::create(&log).context("cannot create the log file")?;
         let err = out.try_clone().context("cannot share the log file")?;
         let child = Command::new(muster_bin()?)
+            .args(global_args)
             .arg("serve")
             .arg("--config-path")
             .arg(&self.config)

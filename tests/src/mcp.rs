@@ -37,6 +37,8 @@ pub struct McpClient {
     url: String,
     session: Option<String>,
     next_id: AtomicU64,
+    /// Sent with every request (e.g. `Host`, `Origin`).
+    extra_headers: Vec<(String, String)>,
 }
 
 impl McpClient {
@@ -47,6 +49,16 @@ impl McpClient {
     ///
     /// When the server is unreachable or refuses the handshake.
     pub fn connect(url: &str) -> anyhow::Result<Self> {
+        Self::connect_with_headers(url, &[])
+    }
+
+    /// Like [`connect`](Self::connect), sending `headers` (e.g. `Host`, `Origin`) with every
+    /// request of the session.
+    ///
+    /// # Errors
+    ///
+    /// When the server is unreachable or refuses the handshake.
+    pub fn connect_with_headers(url: &str, headers: &[(&str, &str)]) -> anyhow::Result<Self> {
         let http = Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .build()
@@ -56,6 +68,10 @@ impl McpClient {
             url: url.to_owned(),
             session: None,
             next_id: AtomicU64::new(1),
+            extra_headers: headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
         };
         let body = json!({
             "jsonrpc": "2.0",
@@ -175,6 +191,9 @@ impl McpClient {
             .post(&self.url)
             .header("accept", "application/json, text/event-stream")
             .json(body);
+        for (name, value) in &self.extra_headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
         if let Some(session) = &self.session {
             request = request
                 .header("mcp-session-id", session)

@@ -146,6 +146,14 @@ impl Backend {
         &self.inner.spec
     }
 
+    /// The server's secret values: its `env` and `headers` values, the user, password and
+    /// query of its URL, and header values read from Secrets once it connected. Every text
+    /// the backend hands out (errors, `lastError`) is redacted with it already; use it for
+    /// any other text about the server.
+    pub fn redactor(&self) -> &muster_core::secret::Redactor {
+        &self.inner.redactor
+    }
+
     /// The options the backend was made with.
     pub fn options(&self) -> &BackendOptions {
         &self.inner.options
@@ -161,7 +169,9 @@ impl Backend {
             .peer
             .read_resource(ReadResourceRequestParams::new(uri.into()));
         match tokio::time::timeout(self.inner.spec.timeout(), request).await {
-            Ok(result) => result.map_err(|e| call::tool_error(&provider, e)),
+            Ok(result) => {
+                result.map_err(|e| call::tool_error(&provider, e).redacted(&self.inner.redactor))
+            }
             Err(_) => Err(ToolError::Timeout {
                 after: self.inner.spec.timeout(),
             }),
@@ -179,7 +189,9 @@ impl Backend {
         params.arguments = arguments;
         let request = conn.peer.get_prompt(params);
         match tokio::time::timeout(self.inner.spec.timeout(), request).await {
-            Ok(result) => result.map_err(|e| call::tool_error(&provider, e)),
+            Ok(result) => {
+                result.map_err(|e| call::tool_error(&provider, e).redacted(&self.inner.redactor))
+            }
             Err(_) => Err(ToolError::Timeout {
                 after: self.inner.spec.timeout(),
             }),
@@ -205,6 +217,7 @@ impl ToolProvider for Backend {
         let budget = ProgressTimeoutLayer::new(spec.timeout(), spec.progress_max_duration());
         let upstream = call::UpstreamCall {
             inner: Arc::downgrade(&self.inner),
+            redactor: self.inner.redactor.clone(),
         };
         BoxCloneSyncService::new(tower::Layer::layer(&budget, upstream))
     }

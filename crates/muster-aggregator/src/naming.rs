@@ -14,13 +14,17 @@
 //!   ([`exposed_uri`]).
 //! - Servers sharing a `family` expose each tool once as `<musterPrefix>_<family>_<tool>`
 //!   with a required instance argument ([`plan_tools`]).
+//! - Servers sharing a prefix collide ([`prefix_collisions`]): the one whose name sorts first
+//!   owns the prefix, and a tool name offered by several of them goes to it.
 
+mod collision;
 mod family;
 mod quote;
 mod schema;
 
 use muster_core::resource::mcp_server::Family;
 
+pub use collision::{PrefixCollision, prefix_collisions};
 pub use family::{
     BackendTools, FamilyDescriptions, FamilyMember, PlannedRoute, PlannedTool, plan_tools,
 };

@@ -212,6 +212,19 @@ impl Registry {
         removed
     }
 
+    /// The tool prefixes shared by more than one registered MCP server, with the server that
+    /// owns each (see [`prefix_collisions`](crate::naming::prefix_collisions)).
+    pub fn prefix_collisions(&self) -> Vec<crate::naming::PrefixCollision> {
+        let state = self.inner.lock();
+        crate::naming::prefix_collisions(
+            &self.inner.naming,
+            state
+                .backends
+                .iter()
+                .map(|(server, entry)| (server.as_str(), &entry.value.naming)),
+        )
+    }
+
     /// The names of the registered MCP servers, sorted.
     pub fn backends(&self) -> Vec<String> {
         self.inner.lock().backends.keys().cloned().collect()

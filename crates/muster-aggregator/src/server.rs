@@ -3,13 +3,16 @@
 //!
 //! [`Aggregator::router`] serves:
 //!
-//! - `/mcp` (and, like the original, any other path): streamable HTTP, with sessions for
-//!   clients that `initialize` and stateless service for 2026-07-28 clients;
+//! - `/mcp`: streamable HTTP, with sessions for clients that `initialize` and stateless
+//!   service for 2026-07-28 clients;
 //! - `GET /sse` + `POST /message?sessionId=`: the legacy HTTP+SSE transport (2024-11-05);
-//! - `GET /health`: `200 {"status":"ok"}`, never behind the Host check.
+//! - `GET /health`: `200 {"status":"ok"}`, never behind the Host check;
+//! - every other path: `404`.
 //!
-//! The MCP endpoints refuse requests whose `Host` is not allowed (loopback names by
-//! default) with `403 Forbidden: invalid Host header "<host>"`, the DNS-rebinding guard.
+//! The MCP endpoints refuse requests whose `Host` is not allowed (loopback names, plus the
+//! configured ones) with `403 Forbidden: invalid Host header "<host>"`, and requests with an
+//! `Origin` that does not name an allowed host with `403 Forbidden: invalid Origin header
+//! "<origin>"`: the DNS-rebinding guard.
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -45,7 +48,7 @@ use rmcp::model::Implementation;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-pub use hosts::AllowedHosts;
+pub use hosts::{AllowedHosts, LOOPBACK_HOSTS};
 
 use crate::meta_tools::MetaTools;
 use crate::registry::Registry;
@@ -55,6 +58,9 @@ pub const SERVER_NAME: &str = "muster-aggregator";
 
 /// The version reported when none is configured.
 pub const DEFAULT_VERSION: &str = "dev";
+
+/// The path of the streamable HTTP endpoint.
+pub const MCP_PATH: &str = "/mcp";
 
 /// The legacy SSE stream's keep-alive interval.
 pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(30);
@@ -114,9 +120,10 @@ impl AggregatorBuilder {
         self
     }
 
-    /// Sets the hosts the MCP endpoints accept in `Host` (default: `localhost`,
-    /// `127.0.0.1`, `::1`). An entry may carry a port (`example.com:8080`); `*` accepts any
-    /// host, which is what a server bound to a non-loopback address behind a proxy needs.
+    /// Adds hosts the MCP endpoints accept in `Host` and `Origin` to the loopback names
+    /// (`localhost`, `127.0.0.1`, `::1`, always accepted). An entry may carry a port
+    /// (`example.com:8080`); `*` accepts any host and any origin, which turns the
+    /// DNS-rebinding guard off.
     #[must_use]
     pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
     where
@@ -198,7 +205,7 @@ impl Aggregator {
     }
 
     /// The axum router with `/mcp` (streamable HTTP), `/sse` + `/message` (legacy SSE) and
-    /// `/health`.
+    /// `/health`; any other path answers `404`.
     pub fn router(&self) -> Router {
         self.ensure_notifier();
         http::router(self)

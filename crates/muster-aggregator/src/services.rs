@@ -11,13 +11,14 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use chrono::{DateTime, Utc};
 use muster_core::event::message::Details;
-use muster_core::event::{Event, EventSink};
+use muster_core::event::{Event, EventSink, EventType};
 use muster_core::resource::mcp_server::McpServerSpec;
 use muster_core::resource::{McpServer, ValidationContext};
 use muster_core::store::ResourceStore;
 
 pub use control::AGGREGATOR_SERVICE;
 pub use reconcile::McpServerReconciler;
+pub use sync::TOOL_PREFIX_CONDITION;
 
 use crate::backend::{Backend, BackendOptions};
 use crate::naming::BackendNaming;
@@ -50,6 +51,8 @@ struct Inner {
     validation: ValidationContext,
     aggregator: AggregatorEndpoint,
     backends: Mutex<BTreeMap<String, Running>>,
+    /// Changes whenever a service is created or removed (prefix collisions may change).
+    membership: tokio::sync::watch::Sender<u64>,
 }
 
 /// A backend with the bookkeeping its definition needs.
@@ -120,6 +123,7 @@ impl Services {
                 validation: ValidationContext::filesystem(),
                 aggregator: AggregatorEndpoint::default(),
                 backends: Mutex::default(),
+                membership: tokio::sync::watch::Sender::new(0),
             },
         }
     }
@@ -151,7 +155,36 @@ impl Services {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether this muster can run `spec`: valid in its mode, and (in filesystem mode)
+    /// without settings only Kubernetes mode honours; otherwise every reason.
+    fn runnable(&self, spec: &McpServerSpec) -> Result<(), String> {
+        spec.validate(&self.inner.validation)
+            .map_err(|e| e.to_string())?;
+        if !self.inner.validation.is_kubernetes() {
+            let unsupported = spec.unsupported_in_filesystem_mode();
+            if !unsupported.is_empty() {
+                return Err(unsupported.to_string());
+            }
+        }
+        Ok(())
+    }
+
     /// Records an event of `reason` about the server `name`, in the original's wording.
+    /// Records a warning of `reason` with its own `message`, for reasons the original has no
+    /// template for.
+    fn warning(&self, name: &str, reason: &str, message: String) {
+        if let Some(sink) = &self.inner.events {
+            sink.record(Event::new(
+                "MCPServer",
+                name,
+                &self.inner.namespace,
+                reason,
+                EventType::Warning,
+                message,
+            ));
+        }
+    }
+
     fn event(&self, name: &str, reason: &str, details: &Details) {
         if let Some(sink) = &self.inner.events {
             sink.record(Event::about(
@@ -181,6 +214,9 @@ impl Services {
         self.inner
             .registry
             .upsert_backend(name, naming, Arc::new(backend.clone()));
+        self.inner
+            .membership
+            .send_modify(|n| *n = n.wrapping_add(1));
         let stop_sync = tokio_util::sync::CancellationToken::new();
         let running = Running {
             backend: backend.clone(),
@@ -201,6 +237,9 @@ impl Services {
     async fn remove(&self, name: &str) -> bool {
         let removed = self.backends().remove(name);
         self.inner.registry.remove_backend(name);
+        self.inner
+            .membership
+            .send_modify(|n| *n = n.wrapping_add(1));
         match removed {
             Some(r) => {
                 r.stop_sync.cancel();

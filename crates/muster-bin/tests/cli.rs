@@ -174,8 +174,7 @@ fn validate_reports_every_file_and_fails_on_any_invalid_one() {
         "  spec: is required: a definition file must be a full MCPServer resource with \
          apiVersion, kind, metadata and spec: (flat files are not read)",
         "mcpserver/remote (mcpservers/remote.yaml): invalid",
-        "  spec.env: refused on a remote server: put credentials in a Secret referenced by \
-         headersFrom",
+        "  spec.env: refused on a remote server: send credentials in spec.headers",
         "workflow/deploy (workflows/deploy.yaml): valid",
         "workflow/dup (workflows/dup.yaml): invalid",
         "  spec.steps[1].id: duplicate step ID 'a' found",
@@ -428,4 +427,63 @@ fn kubernetes_mode_without_an_api_server_fails_at_startup() {
         !dir.path().join("mcpservers").exists(),
         "no filesystem fallback"
     );
+}
+
+const REMOTE_WITH_HEADERS_FROM: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+metadata:
+  name: remote
+spec:
+  type: streamable-http
+  url: https://mcp.example.com/mcp
+  headersFrom:
+    - name: Authorization
+      valueFrom: {type: Secret, name: token, key: value}
+  auth:
+    type: oauth
+";
+
+#[test]
+fn validate_and_serve_refuse_settings_that_would_do_nothing() {
+    let config = "aggregator:\n  port: 1\n  oauth:\n    server:\n      \
+                  enabled: true\n  admin:\n    enabled: true\n";
+    let dir = config_dir(&[
+        ("config.yaml", config),
+        ("mcpservers/remote.yaml", REMOTE_WITH_HEADERS_FROM),
+    ]);
+    let output = validate(&dir, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    for line in [
+        "config.yaml: invalid",
+        "  aggregator.oauth.server.enabled: protecting muster with OAuth is not supported yet, \
+         so muster would serve without authentication; remove the setting (muster serves \
+         loopback clients only unless aggregator.allowedHosts says otherwise)",
+        "  aggregator.admin.enabled: the admin UI is not available in this muster yet; remove \
+         the aggregator.admin section",
+        "mcpserver/remote (mcpservers/remote.yaml): invalid",
+        "  spec.headersFrom: not supported in filesystem mode, which has no Secrets to read \
+         header values from; put the header in spec.headers instead",
+        "  spec.auth: signing in to MCP servers (OAuth, token forwarding, token exchange) is not \
+         supported in filesystem mode yet; remove spec.auth and put the server's credentials \
+         in spec.headers",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
+
+    // `serve` refuses the same configuration at once, naming the same settings.
+    let path = dir.path().to_str().expect("a UTF-8 path");
+    let output = muster(&["serve", "--config-path", path]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for field in [
+        "kubernetes:",
+        "aggregator.oauth.server.enabled:",
+        "aggregator.admin.enabled:",
+    ] {
+        assert!(stderr.contains(field), "{field} missing from: {stderr}");
+    }
 }

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::resource::validate::Violation;
 use crate::secret::SecretString;
 
 pub use limits::{BackendLimits, EventLimits, LimitsConfig, WorkflowLimits};
@@ -85,8 +86,8 @@ pub struct MusterConfig {
     /// Namespace for resources, events and executions (default `default`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// `true` asks for Kubernetes mode. `muster serve` runs in filesystem mode only and refuses
-    /// to start with `true` (default false).
+    /// `true` asks for Kubernetes mode, which this muster does not provide yet: `muster
+    /// validate` and `muster serve` refuse it.
     pub kubernetes: bool,
     /// The aggregator.
     pub aggregator: AggregatorConfig,
@@ -95,6 +96,49 @@ pub struct MusterConfig {
 }
 
 impl MusterConfig {
+    /// Settings this muster accepts in the file but cannot honour yet, each as a violation
+    /// naming the key and what to do instead. `muster validate` and `muster serve` both refuse
+    /// a configuration with any: a setting that silently does nothing (an OAuth server that
+    /// does not protect, an admin UI that is not there) is worse than an error.
+    pub fn unsupported_settings(&self) -> Vec<Violation> {
+        let mut out = Vec::new();
+        let aggregator = &self.aggregator;
+        if aggregator.oauth.server.enabled {
+            out.push(Violation::new(
+                "aggregator.oauth.server.enabled",
+                "protecting muster with OAuth is not supported yet, so muster would serve \
+                 without authentication; remove the setting (muster serves loopback clients only \
+                 unless aggregator.allowedHosts says otherwise)",
+            ));
+        }
+        if aggregator.oauth.mcp_client.enabled {
+            out.push(Violation::new(
+                "aggregator.oauth.mcpClient.enabled",
+                "signing in to MCP servers with OAuth is not supported yet; remove the setting \
+                 and give servers their credentials in spec.headers",
+            ));
+        }
+        let admin = &aggregator.admin;
+        let default_admin = AdminConfig::default();
+        for (set, key) in [
+            (admin.enabled, "aggregator.admin.enabled"),
+            (admin.port != default_admin.port, "aggregator.admin.port"),
+            (
+                admin.bind_address != default_admin.bind_address,
+                "aggregator.admin.bindAddress",
+            ),
+        ] {
+            if set {
+                out.push(Violation::new(
+                    key,
+                    "the admin UI is not available in this muster yet; remove the \
+                     aggregator.admin section",
+                ));
+            }
+        }
+        out
+    }
+
     /// The namespace with its default.
     pub fn namespace(&self) -> &str {
         self.namespace
@@ -145,11 +189,13 @@ pub struct AggregatorConfig {
     pub muster_prefix: String,
     /// How family tools treat members whose tool descriptions differ (default `majority`).
     pub family_descriptions: FamilyDescriptionRule,
-    /// `Host` header values the MCP endpoint accepts (`name` or `name:port`); others get 403.
-    /// Empty (the default) or `["*"]` accepts any `Host`.
+    /// `Host` names the MCP endpoints accept in addition to the loopback names (`localhost`,
+    /// `127.0.0.1`, `::1`, always accepted), e.g. behind a Kubernetes Service or Ingress; an
+    /// entry may carry a port. An `Origin` header must name one of these hosts too.
+    /// `["*"]` accepts any `Host` and any `Origin` (the DNS-rebinding guard is off).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_hosts: Vec<String>,
-    /// The admin UI: accepted for compatibility, not built (ignored).
+    /// The admin UI, not available yet: any setting in it is refused.
     pub admin: AdminConfig,
     /// OAuth, towards downstream servers and protecting muster: accepted for compatibility,
     /// not built yet (ignored).
@@ -191,7 +237,7 @@ impl AggregatorConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AdminConfig {
-    /// Serve the admin UI (default false). Ignored: there is no admin UI.
+    /// Serve the admin UI (default false). Not available yet: `true` is refused.
     pub enabled: bool,
     /// Its port (default 9999).
     pub port: u16,
@@ -213,9 +259,9 @@ impl Default for AdminConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthConfig {
-    /// muster as OAuth client of downstream servers (not built yet).
+    /// muster as OAuth client of downstream servers (not available yet).
     pub mcp_client: OAuthClientConfig,
-    /// muster as OAuth-protected server (not built yet).
+    /// muster as OAuth-protected server (not available yet).
     pub server: OAuthServerConfig,
 }
 
@@ -223,7 +269,7 @@ pub struct OAuthConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthClientConfig {
-    /// Enabled (default false). Ignored: muster does not sign in to servers yet.
+    /// Enabled (default false). Not available yet: `true` is refused.
     pub enabled: bool,
     /// muster's public URL, used for callbacks and its client metadata document.
     pub public_url: String,
@@ -275,7 +321,8 @@ impl Default for CimdConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthServerConfig {
-    /// Enabled (default false). Ignored: `true` does not protect the endpoint.
+    /// Enabled (default false). Not available yet: `true` is refused, since muster would
+    /// serve without the protection asked for.
     pub enabled: bool,
     /// muster's public base URL.
     pub base_url: String,
@@ -367,6 +414,42 @@ mod tests {
         assert_eq!(
             go.aggregator.family_descriptions,
             FamilyDescriptionRule::MustMatch
+        );
+    }
+
+    #[test]
+    fn settings_that_do_nothing_are_named() {
+        let cfg: MusterConfig = serde_json::from_value(serde_json::json!({
+            "kubernetes": true,
+            "aggregator": {
+                "oauth": { "server": { "enabled": true }, "mcpClient": { "enabled": true } },
+                "admin": { "enabled": true, "port": 9999 }
+            }
+        }))
+        .unwrap();
+        let paths: Vec<String> = cfg
+            .unsupported_settings()
+            .into_iter()
+            .map(|v| v.path)
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "kubernetes",
+                "aggregator.oauth.server.enabled",
+                "aggregator.oauth.mcpClient.enabled",
+                "aggregator.admin.enabled",
+            ]
+        );
+        assert!(MusterConfig::default().unsupported_settings().is_empty());
+        let port: MusterConfig = serde_json::from_value(serde_json::json!({
+            "aggregator": { "admin": { "port": 7777 } }
+        }))
+        .unwrap();
+        assert_eq!(
+            port.unsupported_settings()[0].to_string(),
+            "aggregator.admin.port: the admin UI is not available in this muster yet; remove \
+             the aggregator.admin section"
         );
     }
 

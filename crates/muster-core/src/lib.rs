@@ -39,7 +39,7 @@
 //!     [
 //!         "spec.toolPrefix: must match ^[a-zA-Z][a-zA-Z0-9_-]*$",
 //!         "spec.url: url is required for streamable-http and sse types",
-//!         "spec.env: refused on a remote server: put credentials in a Secret referenced by headersFrom",
+//!         "spec.env: refused on a remote server: send credentials in spec.headers",
 //!     ]
 //! );
 //! ```

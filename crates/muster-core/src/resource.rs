@@ -9,6 +9,7 @@ mod condition;
 pub mod execution;
 pub mod mcp_server;
 mod meta;
+mod name;
 pub mod validate;
 pub mod workflow;
 
@@ -21,6 +22,7 @@ pub use condition::{Condition, ConditionStatus};
 pub use execution::WorkflowExecution;
 pub use mcp_server::McpServer;
 pub use meta::{Meta, ObjectKey};
+pub use name::{MAX_NAME_LEN, NAME_PATH, NAME_RULE, check_name, is_valid_name};
 pub use validate::{Mode, ValidationContext, ValidationErrors, Violation};
 pub use workflow::Workflow;
 

@@ -9,7 +9,7 @@ mod error;
 use std::path::{Path, PathBuf};
 
 use muster_core::config::MusterConfig;
-use muster_core::{McpServer, Object, ValidationContext, Workflow};
+use muster_core::{McpServer, Object, ValidationContext, ValidationErrors, Workflow};
 
 pub use error::{LoadDirError, LoadError, Problem};
 
@@ -149,10 +149,12 @@ impl ConfigDir {
             ),
             Ok(text) => (
                 true,
-                from_yaml::<MusterConfig>(&text).map_err(|error| LoadError::Parse {
-                    path: path.clone(),
-                    error,
-                }),
+                from_yaml::<MusterConfig>(&text)
+                    .map_err(|error| LoadError::Parse {
+                        path: path.clone(),
+                        error,
+                    })
+                    .and_then(|config| refuse_unsupported(&path, config)),
             ),
         };
         ConfigFile {
@@ -197,6 +199,23 @@ impl ConfigDir {
         }
         Ok(loaded)
     }
+}
+
+/// A configuration with settings this muster cannot honour is an error naming each, so
+/// `muster validate` and `muster serve` refuse it alike.
+fn refuse_unsupported(path: &Path, config: MusterConfig) -> Result<MusterConfig, LoadError> {
+    let unsupported = config.unsupported_settings();
+    if unsupported.is_empty() {
+        return Ok(config);
+    }
+    let mut errors = ValidationErrors::new();
+    for violation in unsupported {
+        errors.push(violation.path, violation.rule);
+    }
+    Err(LoadError::Invalid {
+        path: path.to_owned(),
+        errors,
+    })
 }
 
 // === impl LoadedConfig ===

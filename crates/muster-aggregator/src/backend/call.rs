@@ -8,10 +8,11 @@ use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
+use muster_core::secret::Redactor;
 use muster_core::tool::{ToolCall, ToolError};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ErrorCode, RequestId, RequestMetaObject, ResultType, ServerResult,
+    ClientRequest, ContentBlock, ErrorCode, RequestId, RequestMetaObject, ResultType, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 
@@ -178,11 +179,31 @@ pub(crate) async fn forward(
     }
 }
 
+/// A result with `isError: true` is an error text of the server: its text content (and its
+/// structured content) is redacted like any other error. Successful results are the tool's
+/// data and pass unchanged.
+fn redact_error_result(redactor: &Redactor, mut result: CallToolResult) -> CallToolResult {
+    if result.is_error != Some(true) || redactor.is_empty() {
+        return result;
+    }
+    for content in &mut result.content {
+        if let ContentBlock::Text(text) = content {
+            text.text = redactor.redact_string(std::mem::take(&mut text.text));
+        }
+    }
+    if let Some(structured) = result.structured_content.as_mut() {
+        redactor.redact_json(structured);
+    }
+    result
+}
+
 /// The tower service that calls a backend's tools; holds the backend weakly, so services
 /// handed out never keep a removed backend (or its process) alive.
 #[derive(Debug, Clone)]
 pub(crate) struct UpstreamCall {
     pub(crate) inner: Weak<Inner>,
+    /// Cuts the server's secret values out of errors.
+    pub(crate) redactor: Redactor,
 }
 
 impl tower::Service<ToolCall> for UpstreamCall {
@@ -196,9 +217,40 @@ impl tower::Service<ToolCall> for UpstreamCall {
 
     fn call(&mut self, call: ToolCall) -> Self::Future {
         let inner = self.inner.clone();
+        let redactor = self.redactor.clone();
         Box::pin(async move {
             let (conn, provider) = live_connection(&inner)?;
-            forward(&conn, &provider, call).await
+            forward(&conn, &provider, call)
+                .await
+                .map(|result| redact_error_result(&redactor, result))
+                .map_err(|e| e.redacted(&redactor))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_results_are_redacted_and_data_is_not() {
+        let redactor = Redactor::from_values(["tok-123456"]);
+        let mut failed = CallToolResult::error(vec![ContentBlock::text("bad token tok-123456")]);
+        failed.structured_content = Some(serde_json::json!({"detail": "tok-123456"}));
+        let failed = redact_error_result(&redactor, failed);
+        assert_eq!(
+            failed.content[0].as_text().map(|t| t.text.as_str()),
+            Some("bad token [redacted]")
+        );
+        assert_eq!(
+            failed.structured_content,
+            Some(serde_json::json!({"detail": "[redacted]"}))
+        );
+        let data = CallToolResult::success(vec![ContentBlock::text("tok-123456")]);
+        let data = redact_error_result(&redactor, data);
+        assert_eq!(
+            data.content[0].as_text().map(|t| t.text.as_str()),
+            Some("tok-123456")
+        );
     }
 }

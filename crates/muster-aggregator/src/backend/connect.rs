@@ -6,6 +6,7 @@ use std::fmt;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use muster_core::resource::mcp_server::{McpServerSpec, Transport};
+use muster_core::secret::Redactor;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService,
@@ -88,16 +89,18 @@ pub(crate) fn open<'a>(
     name: &'a str,
     spec: &'a McpServerSpec,
     options: &'a BackendOptions,
+    redactor: &'a Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
 ) -> BoxFuture<'a, Result<Opened, Failure>> {
-    Box::pin(open_inner(name, spec, options, handler, ct))
+    Box::pin(open_inner(name, spec, options, redactor, handler, ct))
 }
 
 async fn open_inner(
     name: &str,
     spec: &McpServerSpec,
     options: &BackendOptions,
+    #[cfg_attr(not(feature = "http-client"), allow(unused_variables))] redactor: &Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
 ) -> Result<Opened, Failure> {
@@ -120,7 +123,8 @@ async fn open_inner(
         Transport::Stdio(stdio) => super::stdio::open(stdio, options, handler, ct).await,
         #[cfg(feature = "http-client")]
         Transport::StreamableHttp(remote) => {
-            let running = super::http::open(remote, spec.timeout(), options, handler, ct).await?;
+            let running =
+                super::http::open(remote, spec.timeout(), options, redactor, handler, ct).await?;
             Ok(Opened {
                 running,
                 #[cfg(feature = "stdio")]
@@ -129,7 +133,8 @@ async fn open_inner(
         }
         #[cfg(feature = "http-client")]
         Transport::Sse(remote) => {
-            let running = super::sse::open(remote, spec.timeout(), options, handler, ct).await?;
+            let running =
+                super::sse::open(remote, spec.timeout(), options, redactor, handler, ct).await?;
             Ok(Opened {
                 running,
                 #[cfg(feature = "stdio")]

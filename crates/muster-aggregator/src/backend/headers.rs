@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use http::{HeaderName, HeaderValue};
 use muster_core::resource::mcp_server::RemoteTransport;
-use muster_core::secret::ExposeSecret;
+use muster_core::secret::{ExposeSecret, Redactor};
 
 use super::failure::{Failure, FailureKind};
 use super::options::BackendOptions;
@@ -33,17 +33,19 @@ fn header_name(name: &str) -> Result<HeaderName, Failure> {
     })
 }
 
-/// Every header to send, Secret values marked sensitive.
+/// Every header to send, Secret values marked sensitive and added to `redactor`.
 pub(crate) fn resolve_headers<'a>(
     remote: &'a RemoteTransport,
     options: &'a BackendOptions,
+    redactor: &'a Redactor,
 ) -> BoxFuture<'a, Result<HashMap<HeaderName, HeaderValue>, Failure>> {
-    Box::pin(resolve_headers_inner(remote, options))
+    Box::pin(resolve_headers_inner(remote, options, redactor))
 }
 
 async fn resolve_headers_inner(
     remote: &RemoteTransport,
     options: &BackendOptions,
+    redactor: &Redactor,
 ) -> Result<HashMap<HeaderName, HeaderValue>, Failure> {
     let mut headers = HashMap::new();
     for (name, value) in &remote.headers {
@@ -73,16 +75,17 @@ async fn resolve_headers_inner(
                 };
                 Failure::new(kind, format!("header {}: {e}", entry.name))
             })?;
-        let mut value =
-            HeaderValue::from_str(trim_one_newline(value.expose_secret())).map_err(|_| {
-                Failure::new(
-                    FailureKind::Permanent,
-                    format!(
-                        "header {}: the value in Secret {}/{} key {:?} is not a valid header value",
-                        entry.name, options.namespace, source.name, source.key
-                    ),
-                )
-            })?;
+        let value = trim_one_newline(value.expose_secret());
+        redactor.add_header_value(value);
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            Failure::new(
+                FailureKind::Permanent,
+                format!(
+                    "header {}: the value in Secret {}/{} key {:?} is not a valid header value",
+                    entry.name, options.namespace, source.name, source.key
+                ),
+            )
+        })?;
         value.set_sensitive(true);
         headers.insert(header_name(&entry.name)?, value);
     }
@@ -133,9 +136,13 @@ mod tests {
 
     #[tokio::test]
     async fn without_a_secret_reader_headers_from_fails() {
-        let e = resolve_headers(&remote_with_secret_header(), &BackendOptions::default())
-            .await
-            .unwrap_err();
+        let e = resolve_headers(
+            &remote_with_secret_header(),
+            &BackendOptions::default(),
+            &Redactor::new(),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.message, NO_SECRET_READER);
         assert_eq!(e.kind, FailureKind::Permanent);
     }
@@ -146,9 +153,11 @@ mod tests {
         let options = BackendOptions::default()
             .with_namespace("team")
             .with_secrets(Arc::new(secrets));
-        let headers = resolve_headers(&remote_with_secret_header(), &options)
+        let redactor = Redactor::new();
+        let headers = resolve_headers(&remote_with_secret_header(), &options, &redactor)
             .await
             .unwrap();
+        assert_eq!(redactor.redact("sent Bearer s3cret"), "sent [redacted]");
         let auth = &headers[&HeaderName::from_static("authorization")];
         assert_eq!(auth, "Bearer s3cret");
         assert!(auth.is_sensitive());
@@ -158,7 +167,7 @@ mod tests {
     #[tokio::test]
     async fn a_missing_secret_is_retried() {
         let options = BackendOptions::default().with_secrets(Arc::new(MemorySecrets::new()));
-        let e = resolve_headers(&remote_with_secret_header(), &options)
+        let e = resolve_headers(&remote_with_secret_header(), &options, &Redactor::new())
             .await
             .unwrap_err();
         assert_eq!(e.kind, FailureKind::Transient);

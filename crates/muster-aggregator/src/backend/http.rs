@@ -5,6 +5,7 @@ use futures::future::BoxFuture;
 use std::time::Duration;
 
 use muster_core::resource::mcp_server::RemoteTransport;
+use muster_core::secret::Redactor;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -30,20 +31,22 @@ pub(crate) fn open<'a>(
     remote: &'a RemoteTransport,
     timeout: Duration,
     options: &'a BackendOptions,
+    redactor: &'a Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
 ) -> BoxFuture<'a, Result<RunningService<RoleClient, UpstreamHandler>, Failure>> {
-    Box::pin(open_inner(remote, timeout, options, handler, ct))
+    Box::pin(open_inner(remote, timeout, options, redactor, handler, ct))
 }
 
 async fn open_inner(
     remote: &RemoteTransport,
     timeout: Duration,
     options: &BackendOptions,
+    redactor: &Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
-    let headers = resolve_headers(remote, options).await?;
+    let headers = resolve_headers(remote, options, redactor).await?;
     let config =
         StreamableHttpClientTransportConfig::with_uri(remote.url.as_str()).custom_headers(headers);
     let transport = StreamableHttpClientTransport::with_client(http_client(timeout)?, config);

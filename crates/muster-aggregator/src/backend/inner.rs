@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use chrono::Utc;
 use muster_core::resource::mcp_server::McpServerSpec;
+use muster_core::secret::Redactor;
 use muster_core::tool::{Catalog, Revision};
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::watch;
@@ -72,6 +73,9 @@ pub(crate) struct Inner {
     pub(crate) name: String,
     pub(crate) spec: McpServerSpec,
     pub(crate) options: BackendOptions,
+    /// The spec's secret values (and those read from Secrets at connect time): cut out of
+    /// every text that leaves the backend.
+    pub(crate) redactor: Redactor,
     pub(crate) shared: Mutex<Shared>,
     pub(crate) changes: watch::Sender<u64>,
     pub(crate) revisions: watch::Sender<Revision>,
@@ -85,10 +89,13 @@ impl Inner {
     pub(crate) fn new(name: String, spec: McpServerSpec, options: BackendOptions) -> Self {
         let mut snapshot = BackendSnapshot::initial(name.clone(), spec.server_type(), Utc::now());
         snapshot.suspended = spec.suspended;
+        let redactor = Redactor::for_spec(&spec);
+        options.redactions.register(&redactor);
         Self {
             name,
             spec,
             options,
+            redactor,
             shared: Mutex::new(Shared {
                 snapshot,
                 catalog: Arc::new(Catalog::default()),

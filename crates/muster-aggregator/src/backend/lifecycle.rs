@@ -104,6 +104,7 @@ impl Inner {
             &self.name,
             &self.spec,
             &self.options,
+            &self.redactor,
             handler.clone(),
             // A child token: the client cancels its own token when it ends, and `stop` must
             // only say whether muster ended it.
@@ -211,8 +212,11 @@ impl Inner {
         Ok(())
     }
 
-    /// Records a failed attempt and schedules the retry it calls for.
-    fn fail(self: &Arc<Self>, epoch: u64, failure: Failure) -> BackendError {
+    /// Records a failed attempt and schedules the retry it calls for. The failure's text
+    /// (an error chain, a stderr tail) is redacted here, before it reaches the state, the
+    /// status, events or the caller.
+    fn fail(self: &Arc<Self>, epoch: u64, mut failure: Failure) -> BackendError {
+        failure.message = self.redactor.redact_string(failure.message);
         self.update(|s| {
             if s.epoch == epoch {
                 s.attempt = None;
@@ -251,6 +255,7 @@ impl Inner {
 
     /// A live connection of attempt `epoch` died with `message`.
     pub(crate) fn connection_lost(self: &Arc<Self>, epoch: u64, message: String) {
+        let message = self.redactor.redact_string(message);
         self.update(|s| {
             if s.conn.as_ref().is_none_or(|c| c.epoch != epoch) {
                 return;
@@ -375,7 +380,10 @@ async fn relist_on_change(
                     Inner::set_catalog(s, catalog);
                 }
             }),
-            Err(error) => tracing::warn!(server = %backend.name, %error, "re-listing failed"),
+            Err(error) => {
+                let error = backend.redactor.redact_string(error.to_string());
+                tracing::warn!(server = %backend.name, %error, "re-listing failed");
+            }
         }
     }
 }

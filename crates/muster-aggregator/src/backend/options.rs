@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use muster_core::secret::RedactorSet;
+
 use super::backoff::Backoff;
 use super::connect::Connector;
 use super::go_duration::{DurationError, parse_go_duration};
@@ -60,6 +62,9 @@ pub struct BackendOptions {
     pub namespace: String,
     /// Opens the connection in place of the spec's transport (in-process servers, tests).
     pub connector: Option<Arc<dyn Connector>>,
+    /// Every backend registers its [`Redactor`](muster_core::secret::Redactor) here, so
+    /// text that is not tied to one server (the process's log lines) can be redacted too.
+    pub redactions: RedactorSet,
 }
 
 impl Default for BackendOptions {
@@ -74,6 +79,7 @@ impl Default for BackendOptions {
             secrets: None,
             namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
             connector: None,
+            redactions: RedactorSet::new(),
         }
     }
 }
@@ -90,6 +96,7 @@ impl fmt::Debug for BackendOptions {
             .field("secrets", &self.secrets.is_some())
             .field("namespace", &self.namespace)
             .field("connector", &self.connector)
+            .field("redactions", &self.redactions)
             .finish()
     }
 }
@@ -160,6 +167,13 @@ impl BackendOptions {
     #[must_use]
     pub fn with_connector(mut self, connector: Arc<dyn Connector>) -> Self {
         self.connector = Some(connector);
+        self
+    }
+
+    /// Registers every backend's secret values with `redactions`.
+    #[must_use]
+    pub fn with_redactions(mut self, redactions: RedactorSet) -> Self {
+        self.redactions = redactions;
         self
     }
 

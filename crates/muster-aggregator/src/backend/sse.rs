@@ -13,6 +13,7 @@ use futures::{Stream, StreamExt};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue};
 use muster_core::resource::mcp_server::RemoteTransport;
+use muster_core::secret::Redactor;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::Transport;
@@ -186,20 +187,22 @@ pub(crate) fn open<'a>(
     remote: &'a RemoteTransport,
     timeout: Duration,
     options: &'a BackendOptions,
+    redactor: &'a Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
 ) -> BoxFuture<'a, Result<RunningService<RoleClient, UpstreamHandler>, Failure>> {
-    Box::pin(open_inner(remote, timeout, options, handler, ct))
+    Box::pin(open_inner(remote, timeout, options, redactor, handler, ct))
 }
 
 async fn open_inner(
     remote: &RemoteTransport,
     timeout: Duration,
     options: &BackendOptions,
+    redactor: &Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
-    let headers = resolve_headers(remote, options).await?;
+    let headers = resolve_headers(remote, options, redactor).await?;
     let transport = connect(http_client(timeout)?, &remote.url, headers).await?;
     serve(handler, transport, options, ct)
         .await

@@ -101,8 +101,8 @@ fn ready_message(snapshot: &BackendSnapshot, state: McpServerState, reason: &str
         }
         McpServerState::Connected => "muster is connected to the server.".to_owned(),
         McpServerState::AuthRequired => format!(
-            "The server is reachable and requires authentication: sign in with \
-             core_auth_login or muster auth login --server {}.",
+            "The server is reachable and requires authentication. This muster cannot sign in \
+             to MCP servers yet: give {} its credentials in spec.headers (e.g. Authorization).",
             snapshot.name
         ),
         McpServerState::AwaitingSession => {

@@ -67,7 +67,9 @@ pub trait ServiceControl: Send + Sync + std::fmt::Debug {
 
 fn auth_required(name: &str) -> String {
     format!(
-        "Service '{name}' requires OAuth authentication.\n\nUse core_auth_login(server=\"{name}\") to sign in, then try again."
+        "Service '{name}' requires OAuth authentication.\n\nThis muster cannot sign in to MCP servers yet: \
+         put the server's credentials in spec.headers (e.g. an Authorization header) with \
+         core_mcpserver_update, then start it again."
     )
 }
 

@@ -12,7 +12,7 @@ use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
-use super::{Aggregator, hosts, jsonrpc_errors, sse};
+use super::{Aggregator, MCP_PATH, hosts, jsonrpc_errors, sse};
 
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
@@ -35,11 +35,9 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
         ))
         .service(mcp);
     let mcp_routes = Router::new()
-        .route_service("/mcp", mcp.clone())
+        .route_service(MCP_PATH, mcp)
         .route("/sse", get(sse::connect))
         .route("/message", post(sse::message))
-        // Like the original, the MCP handler answers on any other path too.
-        .fallback_service(mcp)
         .with_state(sse::SseState::new(aggregator.clone()))
         .layer(middleware::from_fn(session_delete_no_content))
         .layer(middleware::from_fn_with_state(
@@ -49,6 +47,13 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     Router::new()
         .route("/health", get(health))
         .merge(mcp_routes)
+        .fallback(not_found)
+}
+
+/// Every other path: the MCP endpoint answers on its own path only, so nothing that probes
+/// `/`, `/api` or `/mcp/` reaches a session.
+async fn not_found() -> Response {
+    (StatusCode::NOT_FOUND, "404 page not found").into_response()
 }
 
 /// `GET /health`.

@@ -1,8 +1,11 @@
 //! [`ServiceControl`] over the running services: what the `core_service_*` tools see.
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
 use muster_core::resource::ObjectKey;
 use muster_core::resource::mcp_server::McpServerDefinition;
+use muster_core::secret::REDACTED;
 use serde_json::{Map, Value, json};
 
 use super::Services;
@@ -11,6 +14,12 @@ use crate::core_tools::{ServiceControl, ServiceStatus, StartOutcome, StopOutcome
 
 /// The name of the aggregator's own service entry.
 pub const AGGREGATOR_SERVICE: &str = "mcp-aggregator";
+
+/// The keys of `env` or `headers`, each value replaced: a status shows which variables and
+/// headers a server gets, never their values.
+fn hide_values(map: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    map.into_keys().map(|k| (k, REDACTED.to_owned())).collect()
+}
 
 fn backend_status(backend: &Backend) -> ServiceStatus {
     let mut snap = backend.snapshot();
@@ -30,8 +39,8 @@ fn backend_status(backend: &Backend) -> ServiceStatus {
         ("command", def.command.map(|v| json!(v))),
         ("args", def.args.map(|v| json!(v))),
         ("url", def.url.map(|v| json!(v))),
-        ("env", def.env.map(|v| json!(v))),
-        ("headers", def.headers.map(|v| json!(v))),
+        ("env", def.env.map(|v| json!(hide_values(v)))),
+        ("headers", def.headers.map(|v| json!(hide_values(v)))),
         ("description", def.description.map(|v| json!(v))),
         ("toolPrefix", def.tool_prefix.map(|v| json!(v))),
         (
@@ -46,6 +55,9 @@ fn backend_status(backend: &Backend) -> ServiceStatus {
         if let Some(v) = value {
             meta.insert(key.into(), v);
         }
+    }
+    for value in meta.values_mut() {
+        backend.redactor().redact_json(value);
     }
     meta.insert("timeout".into(), json!(backend.spec().timeout().as_secs()));
     meta.insert("clientReady".into(), json!(snap.client_ready));
@@ -107,9 +119,7 @@ impl Services {
         let key = ObjectKey::new(&self.inner.namespace, name);
         match self.inner.store.get(&key).await {
             Ok(Some(obj)) => {
-                obj.spec
-                    .validate(&self.inner.validation)
-                    .map_err(|e| e.to_string())?;
+                self.runnable(&obj.spec)?;
                 Ok(self.create(name, obj.spec.clone(), obj.spec.restart_requested_at))
             }
             Ok(None) => Err(format!("service {name} not found")),

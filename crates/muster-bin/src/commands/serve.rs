@@ -53,6 +53,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let loaded = ConfigDir::new(&root)
         .load()
         .context("cannot read the config directory")?;
+    // Settings this muster cannot honour (kubernetes, OAuth server, admin UI) are errors of
+    // the config file, so `muster validate` reports the same.
     if let Err(e) = &loaded.config.result {
         bail!("{e}");
     }
@@ -103,7 +105,9 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
     let registry = Registry::builder().naming(naming).build();
-    let mut options = BackendOptions::from_env()?.with_namespace(&namespace);
+    let mut options = BackendOptions::from_env()?
+        .with_namespace(&namespace)
+        .with_redactions(crate::logging::redactions().clone());
     if let Some(reader) = kube.as_mut().and_then(|k| k.secrets.take()) {
         options = options.with_secrets(Arc::new(secrets::Resolver(reader)));
     }

@@ -181,7 +181,8 @@ pub struct McpServerDefinition {
     /// Headers sent to a remote server; no credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<BTreeMap<String, String>>,
-    /// Headers whose values come from Secrets.
+    /// Headers whose values come from Secrets (Kubernetes mode; filesystem mode refuses to
+    /// start a server with them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers_from: Option<Vec<HeaderFrom>>,
     /// Budget of every operation in seconds, 1–300, default 30.
@@ -190,7 +191,8 @@ pub struct McpServerDefinition {
     /// Progress budget of tool calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<ProgressSpec>,
-    /// Authentication towards a remote server.
+    /// Authentication towards a remote server (filesystem mode refuses to start a server
+    /// with anything but `type: none`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<McpServerAuth>,
     /// Desired lifecycle state: `true` keeps the server stopped.
@@ -347,6 +349,42 @@ impl McpServerSpec {
             .progress_max_duration
             .unwrap_or(DEFAULT_PROGRESS_MAX_DURATION_SECS);
         std::time::Duration::from_secs(u64::from(secs))
+    }
+
+    /// Settings filesystem mode accepts in a definition but cannot honour yet: `headersFrom`
+    /// (there are no Secrets to read) and `auth` beyond `type: none` (muster does not sign in
+    /// to servers there). Definitions with them are stored as written; `muster validate`
+    /// reports them and `muster serve` refuses to start such a server, saying why, instead of
+    /// connecting without the header or the sign-in.
+    pub fn unsupported_in_filesystem_mode(&self) -> ValidationErrors {
+        let mut errors = ValidationErrors::new();
+        let Some(remote) = self.transport.remote() else {
+            return errors;
+        };
+        if !remote.headers_from.is_empty() {
+            errors.push(
+                "spec.headersFrom",
+                "not supported in filesystem mode, which has no Secrets to read header values \
+                 from; put the header in spec.headers instead",
+            );
+        }
+        let no_auth = McpServerAuth {
+            type_: Some(AuthType::None),
+            ..McpServerAuth::default()
+        };
+        if remote
+            .auth
+            .as_ref()
+            .is_some_and(|a| *a != no_auth && *a != McpServerAuth::default())
+        {
+            errors.push(
+                "spec.auth",
+                "signing in to MCP servers (OAuth, token forwarding, token exchange) is not \
+                 supported in filesystem mode yet; remove spec.auth and put the server's \
+                 credentials in spec.headers",
+            );
+        }
+        errors
     }
 
     /// Checks the rules that depend on the context (e.g. stdio refused in Kubernetes mode).

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::BoxError;
+use crate::secret::Redactor;
 
 /// Why a tool call produced no result.
 ///
@@ -90,6 +91,60 @@ impl ToolError {
         }
     }
 
+    /// This error with every value `redactor` knows cut out of its texts. An error whose
+    /// texts hold no such value is returned as it is (its source chain intact); a
+    /// [`Backend`](Self::Backend) error whose chain does is flattened into one redacted text.
+    #[must_use]
+    pub fn redacted(self, redactor: &Redactor) -> Self {
+        if redactor.is_empty() {
+            return self;
+        }
+        let clean = |text: String| redactor.redact_string(text);
+        match self {
+            Self::UnknownTool { name } => Self::UnknownTool { name: clean(name) },
+            Self::InvalidArguments { message } => Self::InvalidArguments {
+                message: clean(message),
+            },
+            Self::Denied { reason } => Self::Denied {
+                reason: clean(reason),
+            },
+            Self::Unavailable { provider, reason } => Self::Unavailable {
+                provider,
+                reason: clean(reason),
+            },
+            Self::Failed { message, retryable } => Self::Failed {
+                message: clean(message),
+                retryable,
+            },
+            Self::Backend {
+                provider,
+                retryable,
+                source,
+            } => {
+                let mut chain = source.to_string();
+                let mut next = source.source();
+                while let Some(cause) = next {
+                    chain.push_str(": ");
+                    chain.push_str(&cause.to_string());
+                    next = cause.source();
+                }
+                match redactor.redact(&chain) {
+                    std::borrow::Cow::Borrowed(_) => Self::Backend {
+                        provider,
+                        retryable,
+                        source,
+                    },
+                    std::borrow::Cow::Owned(text) => Self::Backend {
+                        provider,
+                        retryable,
+                        source: text.into(),
+                    },
+                }
+            }
+            other @ (Self::Timeout { .. } | Self::Cancelled) => other,
+        }
+    }
+
     /// A stable label for metrics.
     pub fn metric_label(&self) -> &'static str {
         match self {
@@ -102,5 +157,36 @@ impl ToolError {
             Self::Backend { .. } => "backend",
             Self::Failed { .. } => "failed",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_reaches_every_text() {
+        let r = Redactor::from_values(["tok-secret"]);
+        let e = ToolError::failed("server said tok-secret").redacted(&r);
+        assert_eq!(e.to_string(), "server said [redacted]");
+        let io = std::io::Error::other("GET http://h/?t=tok-secret");
+        let e = ToolError::Backend {
+            provider: "s".into(),
+            retryable: true,
+            source: Box::new(io),
+        }
+        .redacted(&r);
+        assert_eq!(e.to_string(), "s: GET http://h/?t=[redacted]");
+        assert!(e.is_retryable());
+        let untouched = ToolError::Backend {
+            provider: "s".into(),
+            retryable: false,
+            source: Box::new(std::io::Error::other("plain")),
+        }
+        .redacted(&r);
+        let ToolError::Backend { source, .. } = untouched else {
+            panic!("variant changed");
+        };
+        assert!(source.downcast_ref::<std::io::Error>().is_some());
     }
 }

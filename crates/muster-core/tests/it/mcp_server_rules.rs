@@ -675,9 +675,15 @@ fn stdio_only_fields_on_remote() {
             &[("spec.env", env_refused)],
         ),
         fail(
-            "env on sse",
+            "env on sse, filesystem mode points at headers",
             with(sse(), json!({ "env": { "LOG": "debug" } })),
             fs(),
+            &[("spec.env", "send credentials in spec.headers")],
+        ),
+        fail(
+            "env on sse, kubernetes mode points at headersFrom",
+            with(sse(), json!({ "env": { "LOG": "debug" } })),
+            k8s(),
             &[(
                 "spec.env",
                 "put credentials in a Secret referenced by headersFrom",
@@ -692,6 +698,56 @@ fn stdio_only_fields_on_remote() {
             "autoStart on remote",
             with(remote(), json!({ "autoStart": true })),
             k8s(),
+        ),
+    ]);
+}
+
+#[test]
+fn url_credentials_next_to_an_authorization_header() {
+    let basic_wins = "would be sent as Basic authentication in its place";
+    run(vec![
+        fail(
+            "user:password@ and an Authorization header",
+            with(
+                remote(),
+                json!({
+                    "url": "https://bot:pw@mcp.example.com/mcp",
+                    "headers": { "Authorization": "Bearer t0ken" }
+                }),
+            ),
+            fs(),
+            &[(
+                "spec.url",
+                "when spec.headers.Authorization sets an Authorization header",
+            )],
+        ),
+        fail(
+            "user@ and an authorization header in any case",
+            with(
+                remote(),
+                json!({
+                    "url": "https://bot@mcp.example.com/mcp",
+                    "headers": { "authorization": "Bearer t0ken" }
+                }),
+            ),
+            fs(),
+            &[("spec.url", basic_wins)],
+        ),
+        ok(
+            "user:password@ alone",
+            with(
+                remote(),
+                json!({ "url": "https://bot:pw@mcp.example.com/mcp" }),
+            ),
+            fs(),
+        ),
+        ok(
+            "an Authorization header alone",
+            with(
+                remote(),
+                json!({ "headers": { "Authorization": "Bearer t0ken" } }),
+            ),
+            fs(),
         ),
     ]);
 }

@@ -1,5 +1,6 @@
 //! Reading and validating one definition file of a given kind.
 
+use muster_core::resource::check_name;
 use muster_core::{API_VERSION, Object, ValidationContext};
 
 use super::LoadError;
@@ -38,6 +39,12 @@ pub(crate) fn load_definition<K: Definition>(
             None
         }
     };
+    // MCPServer validation checks the name too; report it once.
+    if let Err(violation) = check_name(&file.name)
+        && !errors.contains(&violation.path, &violation.rule)
+    {
+        errors.push(violation.path, violation.rule);
+    }
     match spec {
         Some(spec) if errors.is_empty() => Ok(Object {
             api_version: API_VERSION.to_owned(),

@@ -397,3 +397,67 @@ fn missing_directory_is_an_error() {
         Err(LoadDirError::NotADirectory { .. })
     ));
 }
+
+#[test]
+fn a_file_whose_name_breaks_the_name_rule_is_refused_alone() {
+    let header = |name: &str| {
+        format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: {name:?}\n\
+             spec:\n  type: stdio\n  command: server\n"
+        )
+    };
+    let loaded = Dir::new()
+        .file("mcpservers/ok-name\n.yaml", header("ok-name\n"))
+        .file("mcpservers/with space.yaml", header("with space"))
+        .file(
+            "mcpservers/special-chars-server_123.yaml",
+            header("special-chars-server_123"),
+        )
+        .load();
+    let by_name: Vec<(&str, bool)> = loaded
+        .mcp_servers
+        .iter()
+        .map(|l| (l.name.as_str(), l.is_ok()))
+        .collect();
+    assert_eq!(
+        by_name,
+        [
+            ("ok-name\n", false),
+            ("special-chars-server_123", true),
+            ("with space", false)
+        ]
+    );
+    let newline = invalid(&loaded.mcp_servers[0]);
+    assert_eq!(
+        newline.messages(),
+        [format!(
+            "metadata.name: {} (found U+000A)",
+            muster_core::resource::NAME_RULE
+        )]
+    );
+}
+
+#[test]
+fn settings_that_would_do_nothing_make_the_config_invalid() {
+    let loaded = Dir::new()
+        .file(
+            "config.yaml",
+            "kubernetes: true\naggregator:\n  oauth:\n    server:\n      enabled: true\n",
+        )
+        .load();
+    let errors = invalid_config(&loaded);
+    let paths: Vec<&str> = errors
+        .violations()
+        .iter()
+        .map(|v| v.path.as_str())
+        .collect();
+    assert_eq!(paths, ["kubernetes", "aggregator.oauth.server.enabled"]);
+    assert!(!loaded.is_valid());
+}
+
+fn invalid_config(loaded: &LoadedConfig) -> &muster_core::ValidationErrors {
+    match &loaded.config.result {
+        Err(LoadError::Invalid { errors, .. }) => errors,
+        other => panic!("expected validation errors, got {other:?}"),
+    }
+}

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use muster_core::resource::{check_name, is_valid_name};
 use muster_core::{Object, ObjectKey, StoreError, ValidationErrors};
 
 use super::file::{self, FileError};
@@ -13,9 +14,6 @@ use super::read::{Definitions, Entry};
 use super::render::{render, render_status, splice_status};
 use crate::layout::DefinitionFile;
 use crate::load::LoadError;
-
-/// The longest resource name accepted, as for Kubernetes object names.
-const MAX_NAME_LEN: usize = 253;
 
 /// The object with this key, if its file exists and names the same namespace.
 pub(crate) fn get<K: FsKind>(
@@ -237,14 +235,8 @@ fn prepare<K: FsKind>(defs: &Definitions, mut obj: Object<K>) -> Result<Object<K
     }
     obj.metadata.resource_version = None;
     let mut errors = ValidationErrors::new();
-    if !is_file_name(obj.name()) {
-        errors.push(
-            "metadata.name",
-            format!(
-                "must be usable as a file name: 1 to {MAX_NAME_LEN} characters, no '/' or '\\', \
-                 not starting with '.'"
-            ),
-        );
+    if let Err(violation) = check_name(obj.name()) {
+        errors.push(violation.path, violation.rule);
     }
     if let Err(spec_errors) = K::validate(K::to_written(&obj.spec), &obj.metadata, defs.ctx()) {
         errors.extend(spec_errors);
@@ -252,12 +244,9 @@ fn prepare<K: FsKind>(defs: &Definitions, mut obj: Object<K>) -> Result<Object<K
     errors.into_result(obj).map_err(StoreError::from)
 }
 
-/// Whether `name` can be a definition file's stem.
+/// Whether `name` can be a definition file's stem: the resource name rule of every mode.
 fn is_file_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_NAME_LEN
-        && !name.starts_with('.')
-        && !name.contains(['/', '\\', '\0'])
+    is_valid_name(name)
 }
 
 /// The file a new definition of `name` is written to: `<dir>/<name>.yaml`.

@@ -289,17 +289,28 @@ async fn writes_are_validated() {
         StoreError::Invalid(errors) => assert!(errors.contains("spec.steps", ""), "{errors}"),
         other => panic!("expected invalid, got {other:?}"),
     }
-    for bad_name in ["", "../x", ".hidden", "a/b"] {
+    for bad_name in ["", "../x", ".hidden", "a/b", "ok-name\n", "a b", "tab\t"] {
         let err = store
             .apply(Object::new(bad_name, workflow_spec("x_t")))
             .await
             .unwrap_err();
         assert!(
-            matches!(&err, StoreError::Invalid(e) if e.contains("metadata.name", "file name")),
+            matches!(&err, StoreError::Invalid(e) if e.contains("metadata.name", "without whitespace")),
             "{bad_name}: {err}"
         );
     }
     assert!(!dir.path().join("x.yaml").exists());
+    store
+        .create(Object::new(
+            "special-chars-workflow_123",
+            workflow_spec("x_t"),
+        ))
+        .await
+        .unwrap();
+    store
+        .delete(&ObjectKey::named("special-chars-workflow_123"))
+        .await
+        .unwrap();
     let key = ObjectKey::named("../x");
     assert_eq!(store.get(&key).await.unwrap(), None);
 

@@ -2,7 +2,7 @@
 
 use muster_core::event::message::Details;
 use muster_core::resource::workflow::WorkflowSpec;
-use muster_core::resource::{Object, ObjectKey, Workflow};
+use muster_core::resource::{Object, ObjectKey, Workflow, check_name};
 use muster_core::store::StoreError;
 use muster_core::tool::{CallContext, ToolError};
 use rmcp::model::{CallToolResult, JsonObject};
@@ -37,6 +37,7 @@ struct Definition {
 /// Reads and validates a definition; the error is the message the tool reports.
 fn definition(mut args: JsonObject) -> Result<Definition, String> {
     let name = args::string(&args, "name").ok_or("name argument is required")?;
+    check_name(&name).map_err(|v| format!("validation failed: {v}"))?;
     if !args.contains_key("steps") {
         return Err("steps argument is required".to_owned());
     }

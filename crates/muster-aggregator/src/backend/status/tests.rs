@@ -64,8 +64,8 @@ fn ready_condition_table() {
             Http,
             ConditionStatus::True,
             "AuthRequired",
-            "The server is reachable and requires authentication: sign in with core_auth_login \
-             or muster auth login --server kagi.",
+            "The server is reachable and requires authentication. This muster cannot sign in \
+             to MCP servers yet: give kagi its credentials in spec.headers (e.g. Authorization).",
         ),
         (
             S::Starting,

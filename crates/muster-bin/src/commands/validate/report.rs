@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use muster_core::ValidationErrors;
 use muster_fs::{LoadError, Loaded, LoadedConfig, Problem};
 use serde::Serialize;
 
@@ -73,28 +74,21 @@ impl Report {
             config.present,
             config.result.as_ref().err(),
         )];
-        entries.extend(
-            loaded
-                .mcp_servers
-                .iter()
-                .map(|l| Entry::from_loaded(EntryKind::McpServer, l)),
-        );
+        entries.extend(loaded.mcp_servers.iter().map(|l| {
+            let mut entry = Entry::from_loaded(EntryKind::McpServer, l);
+            // What `muster serve` refuses to start, reported here as well.
+            if let Ok(obj) = &l.result {
+                entry.add_violations(&obj.spec.unsupported_in_filesystem_mode());
+            }
+            entry
+        }));
         entries.extend(loaded.workflows.iter().map(|l| {
             let mut entry = Entry::from_loaded(EntryKind::Workflow, l);
             // Structure is checked by the loader; templates and jq programs by the planner.
             if let Ok(obj) = &l.result
                 && let Err(errors) = muster_workflow::Plan::compile(&l.name, &obj.spec)
             {
-                entry.valid = false;
-                entry
-                    .problems
-                    .extend(errors.violations().iter().map(|v| ProblemEntry {
-                        field: v.path.clone(),
-                        message: v.rule.clone(),
-                        line: None,
-                        column: None,
-                        text: v.to_string(),
-                    }));
+                entry.add_violations(&errors);
             }
             entry
         }));
@@ -160,6 +154,22 @@ impl Entry {
             true,
             loaded.error(),
         )
+    }
+
+    /// Adds `errors` as problems; any makes the entry invalid.
+    fn add_violations(&mut self, errors: &ValidationErrors) {
+        if errors.is_empty() {
+            return;
+        }
+        self.valid = false;
+        self.problems
+            .extend(errors.violations().iter().map(|v| ProblemEntry {
+                field: v.path.clone(),
+                message: v.rule.clone(),
+                line: None,
+                column: None,
+                text: v.to_string(),
+            }));
     }
 
     /// `config.yaml`, or `mcpserver/<name> (<path>)`.

@@ -7,6 +7,7 @@ use super::{
     HeaderFrom, McpServerAuth, McpServerDefinition, McpServerSpec, RemoteTransport, ServerType,
     StdioTransport, TokenExchange, Transport,
 };
+use crate::resource::check_name;
 use crate::resource::validate::{
     ARG_NAME_PATTERN, NAME_PATTERN, ValidationContext, ValidationErrors, char_len, https_url_rule,
     is_arg_name, is_prefix_name,
@@ -35,6 +36,11 @@ pub(super) fn validate(
     ctx: &ValidationContext,
 ) -> Result<McpServerSpec, ValidationErrors> {
     let mut errs = ValidationErrors::new();
+    if let Some((name, _)) = identity
+        && let Err(violation) = check_name(name)
+    {
+        errs.push(violation.path, violation.rule);
+    }
     let server_type = check_type(def, ctx, &mut errs);
     check_common(def, identity, ctx, &mut errs);
     let transport = match server_type {
@@ -195,15 +201,21 @@ fn check_remote(
         errs.push("spec.args", stdio_only);
     }
     if def.env.as_ref().is_some_and(|e| !e.is_empty()) {
-        errs.push(
-            "spec.env",
-            "refused on a remote server: put credentials in a Secret referenced by headersFrom",
-        );
+        let instead = if ctx.is_kubernetes() {
+            "put credentials in a Secret referenced by headersFrom"
+        } else {
+            "send credentials in spec.headers"
+        };
+        errs.push("spec.env", format!("refused on a remote server: {instead}"));
     }
     let headers = def.headers.clone().unwrap_or_default();
     check_headers(&headers, ctx, errs);
     let headers_from = def.headers_from.clone().unwrap_or_default();
     check_headers_from(&headers_from, errs);
+    if !ctx.is_kubernetes() {
+        // Kubernetes mode refuses credentials in the URL outright.
+        check_basic_and_authorization(&url, &headers, &headers_from, errs);
+    }
     if let Some(auth) = &def.auth {
         check_auth(auth, identity, ctx, errs);
     }
@@ -238,6 +250,42 @@ fn check_url(url: &str, ctx: &ValidationContext, errs: &mut ValidationErrors) {
         }
         Ok(_) => errs.push("spec.url", "must be an http:// or https:// URL"),
         Err(e) => errs.push("spec.url", format!("must be a valid absolute URL ({e})")),
+    }
+}
+
+/// A URL with `user:password@` makes the HTTP client send `Authorization: Basic`, which
+/// replaces an `Authorization` header of the spec without a word: refuse the pair.
+fn check_basic_and_authorization(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    headers_from: &[HeaderFrom],
+    errs: &mut ValidationErrors,
+) {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return;
+    };
+    if parsed.username().is_empty() && parsed.password().is_none() {
+        return;
+    }
+    let header = headers
+        .keys()
+        .find(|k| k.eq_ignore_ascii_case("authorization"))
+        .map(|k| format!("spec.headers.{k}"))
+        .or_else(|| {
+            headers_from
+                .iter()
+                .position(|h| h.name.eq_ignore_ascii_case("authorization"))
+                .map(|i| format!("spec.headersFrom[{i}]"))
+        });
+    if let Some(header) = header {
+        errs.push(
+            "spec.url",
+            format!(
+                "must not contain a user name or password when {header} sets an Authorization \
+                 header: the URL's credentials would be sent as Basic authentication in its \
+                 place; remove one of the two"
+            ),
+        );
     }
 }
 
