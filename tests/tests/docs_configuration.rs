@@ -674,8 +674,8 @@ fn allowed_hosts_behave_as_documented() {
     let (mut open, port, _dir) = serving(&[]);
     assert_eq!(
         initialize_status(port, "rebind.example.com"),
-        200,
-        "without allowedHosts any Host is accepted, the page says; {wrong}"
+        403,
+        "without allowedHosts only loopback names are accepted, the page says; {wrong}"
     );
     let _ = open.kill();
     let _ = open.wait();
@@ -688,8 +688,13 @@ fn allowed_hosts_behave_as_documented() {
     );
     assert_eq!(
         initialize_status(port, &format!("localhost:{port}")),
+        200,
+        "listed hosts add to the loopback names, the page says; {wrong}"
+    );
+    assert_eq!(
+        initialize_status(port, "rebind.example.com"),
         403,
-        "with allowedHosts set, only the listed hosts are accepted, the page says; {wrong}"
+        "a host that is neither listed nor loopback is refused, the page says; {wrong}"
     );
     let _ = guarded.kill();
     let _ = guarded.wait();
