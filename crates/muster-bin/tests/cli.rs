@@ -480,7 +480,6 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     for field in [
-        "kubernetes:",
         "aggregator.oauth.server.enabled:",
         "aggregator.admin.enabled:",
     ] {

@@ -435,7 +435,6 @@ mod tests {
         assert_eq!(
             paths,
             [
-                "kubernetes",
                 "aggregator.oauth.server.enabled",
                 "aggregator.oauth.mcpClient.enabled",
                 "aggregator.admin.enabled",

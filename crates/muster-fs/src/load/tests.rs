@@ -451,7 +451,7 @@ fn settings_that_would_do_nothing_make_the_config_invalid() {
         .iter()
         .map(|v| v.path.as_str())
         .collect();
-    assert_eq!(paths, ["kubernetes", "aggregator.oauth.server.enabled"]);
+    assert_eq!(paths, ["aggregator.oauth.server.enabled"]);
     assert!(!loaded.is_valid());
 }
 
