@@ -393,7 +393,19 @@ fn client_commands_against_a_running_server() {
     );
     // A server that never ran is `stopped` / `disconnected` as a service, as it is
     // `Stopped` / `Disconnected` as an MCP server: never `unknown`.
-    let services = json(&server.muster(&["list", "service", "-o", "json"]));
+    // The reconciler registers new definitions after the watch's debounce: wait for both.
+    let mut services = json(&server.muster(&["list", "service", "-o", "json"]));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline
+        && !["second", "remote"].iter().all(|n| {
+            services["services"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|s| s["name"] == *n))
+        })
+    {
+        std::thread::sleep(Duration::from_millis(200));
+        services = json(&server.muster(&["list", "service", "-o", "json"]));
+    }
     let state = |name: &str| {
         services["services"]
             .as_array()
