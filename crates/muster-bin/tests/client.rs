@@ -395,8 +395,8 @@ fn client_commands_against_a_running_server() {
     // `Stopped` / `Disconnected` as an MCP server: never `unknown`.
     // The reconciler registers new definitions after the watch's debounce: wait for both.
     let mut services = json(&server.muster(&["list", "service", "-o", "json"]));
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::time::Instant::now() < deadline
+    let mut attempts = 0;
+    while attempts < 300
         && !["second", "remote"].iter().all(|n| {
             services["services"]
                 .as_array()
@@ -404,6 +404,7 @@ fn client_commands_against_a_running_server() {
         })
     {
         std::thread::sleep(Duration::from_millis(200));
+        attempts += 1;
         services = json(&server.muster(&["list", "service", "-o", "json"]));
     }
     let state = |name: &str| {
