@@ -75,11 +75,23 @@ async fn list_changes_reach_an_open_subscription() -> TestResult {
     );
 
     // A new provider changes the catalog (tools and prompts lists alike).
-    registry.set_core(Fixed::new(
-        "extra",
-        vec![tool("extra_tool", "An extra tool", json!({}))],
-    ));
-    let next = events(&mut response, 1, Duration::from_secs(10)).await;
+    // The acknowledgment can reach the client a moment before the subscription watches the
+    // catalog, so the change is repeated (each time a new catalog) until one is notified.
+    let mut next = Vec::new();
+    for round in 0..5 {
+        registry.set_core(Fixed::new(
+            "extra",
+            vec![tool(
+                &format!("extra_tool_{round}"),
+                "An extra tool",
+                json!({}),
+            )],
+        ));
+        next = events(&mut response, 1, Duration::from_secs(2)).await;
+        if !next.is_empty() {
+            break;
+        }
+    }
     let changed = next.first().cloned().unwrap_or_default();
     assert_eq!(
         changed["method"], "notifications/tools/list_changed",
