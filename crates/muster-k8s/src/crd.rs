@@ -1,7 +1,7 @@
 //! The three custom resource definitions of muster, generated from the muster-core spec types.
 //!
 //! Each CRD's OpenAPI schema is the schema of the core type (through schemars), made
-//! structural ([`structural`]), with the constraints of the CRD reference added as OpenAPI
+//! structural (the `structural` module), with the constraints of the CRD reference added as OpenAPI
 //! validation (patterns, ranges, enums, sizes) and as CEL `x-kubernetes-validations` rules (the
 //! cross-field rules: exactly one of `tool`/`forEach`/`parallel`, the credential refusals, the
 //! auth field rules, ...). So the API server refuses a bad `kubectl apply` and names the field

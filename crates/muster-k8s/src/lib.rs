@@ -21,7 +21,7 @@
 //! - [`leader`]: [`LeaderElector`], one leader among replicas through a `coordination.k8s.io`
 //!   Lease.
 //!
-//! Where to start: [`KubeStore::start`] for a kind, then [`run_controller`] with the reconciler
+//! Where to start: [`KubeStore::builder`] for a kind, then [`run_controller`] with the reconciler
 //! of that kind.
 
 pub mod controller;
