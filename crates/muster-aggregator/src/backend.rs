@@ -39,6 +39,8 @@ mod health;
 mod http;
 mod inner;
 mod lifecycle;
+#[cfg(feature = "stdio")]
+mod line_limit;
 mod options;
 mod progress;
 mod secrets;
@@ -70,7 +72,8 @@ pub use go_duration::{DurationError, parse_go_duration};
 pub use handler::CLIENT_NAME;
 pub use headers::NO_SECRET_READER;
 pub use options::{
-    BackendOptions, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF, OptionsError, ProtocolMode,
+    BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF, OptionsError,
+    ProtocolMode,
 };
 pub use secrets::{MemorySecrets, SecretError, SecretResolver};
 pub use state::{BackendSnapshot, ServiceState};

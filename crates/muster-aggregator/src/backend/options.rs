@@ -14,6 +14,9 @@ pub const ENV_INITIAL_BACKOFF: &str = "MUSTER_MCPSERVER_INITIAL_BACKOFF";
 /// Environment variable with the longest reconnect wait (Go duration, default `2m`).
 pub const ENV_MAX_BACKOFF: &str = "MUSTER_MCPSERVER_MAX_BACKOFF";
 
+/// Default of [`BackendOptions::max_result_bytes`] (16 MiB).
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
+
 /// Which lifecycle the client asks a server for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -60,6 +63,9 @@ pub struct BackendOptions {
     pub namespace: String,
     /// Opens the connection in place of the spec's transport (in-process servers, tests).
     pub connector: Option<Arc<dyn Connector>>,
+    /// The largest message (one stdio line, one HTTP body or SSE event) a server may send;
+    /// a larger response fails its call at once (default 16 MiB).
+    pub max_result_bytes: usize,
 }
 
 impl Default for BackendOptions {
@@ -74,6 +80,7 @@ impl Default for BackendOptions {
             secrets: None,
             namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
             connector: None,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
         }
     }
 }
@@ -90,6 +97,7 @@ impl fmt::Debug for BackendOptions {
             .field("secrets", &self.secrets.is_some())
             .field("namespace", &self.namespace)
             .field("connector", &self.connector)
+            .field("max_result_bytes", &self.max_result_bytes)
             .finish()
     }
 }
@@ -146,6 +154,13 @@ impl BackendOptions {
     #[must_use]
     pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
+        self
+    }
+
+    /// Sets the largest message a server may send.
+    #[must_use]
+    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
         self
     }
 
