@@ -43,6 +43,8 @@ mod lifecycle;
 mod line_limit;
 mod options;
 mod progress;
+#[cfg(feature = "stdio")]
+mod reaper;
 mod secrets;
 #[cfg(feature = "http-client")]
 mod sse;
@@ -75,6 +77,8 @@ pub use options::{
     BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF, OptionsError,
     ProtocolMode,
 };
+#[cfg(feature = "stdio")]
+pub use reaper::{MARKER_ENV, ProcessRegistry};
 pub use secrets::{MemorySecrets, SecretError, SecretResolver};
 pub use state::{BackendSnapshot, ServiceState};
 pub use status::{READY_CONDITION, compute_status, crd_state, ready_condition, rfc3339};

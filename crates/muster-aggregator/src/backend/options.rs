@@ -66,6 +66,10 @@ pub struct BackendOptions {
     /// The largest message (one stdio line, one HTTP body or SSE event) a server may send;
     /// a larger response fails its call at once (default 16 MiB).
     pub max_result_bytes: usize,
+    /// Where stdio servers' process groups are recorded while they run, so a muster started
+    /// after a killed one reaps what it left; `None` records nothing.
+    #[cfg(feature = "stdio")]
+    pub process_registry: Option<super::reaper::ProcessRegistry>,
 }
 
 impl Default for BackendOptions {
@@ -81,6 +85,8 @@ impl Default for BackendOptions {
             namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
             connector: None,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            #[cfg(feature = "stdio")]
+            process_registry: None,
         }
     }
 }
@@ -161,6 +167,14 @@ impl BackendOptions {
     #[must_use]
     pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
         self.max_result_bytes = bytes;
+        self
+    }
+
+    /// Records stdio servers' process groups in `registry`.
+    #[cfg(feature = "stdio")]
+    #[must_use]
+    pub fn with_process_registry(mut self, registry: super::reaper::ProcessRegistry) -> Self {
+        self.process_registry = Some(registry);
         self
     }
 

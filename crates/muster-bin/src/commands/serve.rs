@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use muster_aggregator::backend::BackendOptions;
+use muster_aggregator::backend::{BackendOptions, ProcessRegistry};
 use muster_aggregator::core_tools::CoreTools;
 use muster_aggregator::naming::{FamilyDescriptions, NamingOptions};
 use muster_aggregator::registry::Registry;
@@ -18,11 +18,17 @@ use muster_core::resource::{McpServer, Workflow};
 use muster_core::store::{ExecutionStore, ResourceStore};
 use muster_core::{EventLog, EventSink};
 use muster_fs::driver::Driver;
-use muster_fs::{ConfigDir, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout};
+use muster_fs::executions::STOPPED_ERROR;
+use muster_fs::{
+    ConfigDir, EventLogOptions, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout,
+};
 use muster_workflow::{Engine, WorkflowReconciler, WorkflowTools};
 
 use super::paths::expand_home;
 use crate::cli::ServeArgs;
+
+/// Where stdio servers' process groups are recorded, under the config directory.
+const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 
 /// How often expired execution records are pruned.
 const RETENTION_INTERVAL: Duration = Duration::from_secs(3600);
@@ -55,6 +61,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             root.display()
         );
     }
+    let problems = config.limits.problems();
+    if !problems.is_empty() {
+        bail!("config.yaml: {}", problems.join("; "));
+    }
     if let Some(port) = args.port {
         config.aggregator.port = port;
     }
@@ -67,7 +77,11 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let namespace = config.namespace().to_owned();
 
     // Stores.
-    let events = Arc::new(FsEventLog::in_config_dir(&layout).context("cannot open the event log")?);
+    let event_options = EventLogOptions::from_limits(&config.limits.events);
+    let events = Arc::new(
+        FsEventLog::in_config_dir_with(&layout, event_options)
+            .context("cannot open the event log")?,
+    );
     let mcpservers: Arc<dyn ResourceStore<McpServer>> = Arc::new(
         FsStore::<McpServer>::builder(&root)
             .namespace(&namespace)
@@ -87,6 +101,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             "executions interrupted by a previous stop were marked failed"
         );
     }
+    let fs_executions = executions.clone();
     let executions: Arc<dyn ExecutionStore> = Arc::new(executions);
 
     // Services and tools.
@@ -97,7 +112,19 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
     let registry = Registry::builder().naming(naming).build();
-    let options = BackendOptions::from_env()?.with_namespace(&namespace);
+    // stdio servers' groups left by a muster that was killed go first.
+    let processes = ProcessRegistry::new(root.join(PROCESS_STATE_DIR));
+    let reaped = processes.reap_stale();
+    if reaped > 0 {
+        tracing::warn!(
+            count = reaped,
+            "killed processes of stdio servers left by a previous muster"
+        );
+    }
+    let options = BackendOptions::from_env()?
+        .with_namespace(&namespace)
+        .with_max_result_bytes(config.limits.backends.max_result_bytes)
+        .with_process_registry(processes);
     let endpoint = config.aggregator.endpoint();
     let services = Services::builder(registry.clone(), options, mcpservers.clone())
         .events(events.clone() as Arc<dyn EventSink>)
@@ -116,6 +143,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = Engine::builder(registry.service(), executions.clone())
         .events(events.clone() as Arc<dyn EventSink>)
         .namespace(&namespace)
+        .limits(config.limits.workflows.clone())
         .build();
     let workflow_tools = WorkflowTools::builder(
         workflows.clone(),
@@ -173,6 +201,12 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::time::timeout(Duration::from_secs(8), services.stop_all())
         .await
         .ok();
+    // Runs cut short by the stop are recorded as such, not left in progress.
+    match fs_executions.fail_in_progress(STOPPED_ERROR).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(count = n, "recorded in-flight executions as cancelled"),
+        Err(e) => tracing::warn!(error = %e, "cannot record in-flight executions as cancelled"),
+    }
     Ok(ExitCode::SUCCESS)
 }
 
