@@ -203,10 +203,7 @@ async fn open_inner(
         )
     })?;
     let limited = super::line_limit::LineLimit::new(stdout, options.max_result_bytes);
-    // rmcp's own limit stays above ours, so an oversized message is ours to answer.
-    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(limited, stdin)
-        .with_max_line_length(options.max_result_bytes.saturating_add(1));
-    match serve(handler, transport, options, ct).await {
+    match serve(handler, (limited, stdin), options, ct).await {
         Ok(running) => Ok(Opened {
             running,
             child: Some(child),
