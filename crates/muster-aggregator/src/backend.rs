@@ -40,8 +40,12 @@ mod health;
 mod http;
 mod inner;
 mod lifecycle;
+#[cfg(feature = "stdio")]
+mod line_limit;
 mod options;
 mod progress;
+#[cfg(feature = "stdio")]
+mod reaper;
 mod secrets;
 #[cfg(feature = "http-client")]
 mod sse;
@@ -72,8 +76,11 @@ pub use go_duration::{DurationError, parse_go_duration};
 pub use handler::CLIENT_NAME;
 pub use headers::NO_SECRET_READER;
 pub use options::{
-    BackendOptions, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF, OptionsError, ProtocolMode,
+    BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF, OptionsError,
+    ProtocolMode,
 };
+#[cfg(feature = "stdio")]
+pub use reaper::{MARKER_ENV, ProcessRegistry};
 pub use secrets::{MemorySecrets, SecretError, SecretResolver};
 pub use state::{BackendSnapshot, ServiceState};
 pub use status::{READY_CONDITION, compute_status, crd_state, ready_condition, rfc3339};

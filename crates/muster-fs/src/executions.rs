@@ -48,7 +48,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use muster_core::ValidationErrors;
 use muster_core::resource::execution::{
-    ExecutionId, ExecutionOutcome, ExecutionRecord, ExecutionSummary, RetentionPolicy, StepRecord,
+    ExecutionId, ExecutionOutcome, ExecutionRecord, ExecutionStatus, ExecutionSummary,
+    RetentionPolicy, StepRecord,
 };
 use muster_core::store::{
     ExecutionFilter, ExecutionPage, ExecutionStore, NewExecution, StoreError,
@@ -59,7 +60,11 @@ pub use error::ExecutionFileError;
 use crate::layout::Layout;
 use locks::KeyedLocks;
 
-/// The error of a run that was still in progress when its process stopped.
+/// The error of runs still in progress when muster is stopped by a signal.
+pub const STOPPED_ERROR: &str =
+    "execution cancelled: muster was stopped before the workflow finished";
+/// The error of a run that was still in progress when its process stopped (found so when the
+/// store is opened).
 pub const INTERRUPTED_ERROR: &str =
     "execution interrupted: muster stopped before the workflow finished";
 
@@ -135,6 +140,31 @@ impl FsExecutionStore {
     /// The file holding the record of `id` (which may not exist).
     pub fn record_path(&self, id: &ExecutionId) -> PathBuf {
         file::record_path(&self.inner.dir, id)
+    }
+
+    /// Marks every run still in progress as failed with `error` (at shutdown, once nothing
+    /// runs any more); returns how many there were.
+    pub async fn fail_in_progress(&self, error: &str) -> Result<usize, StoreError> {
+        let running: Vec<ExecutionId> = self
+            .inner
+            .index
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .filter(|s| s.status == ExecutionStatus::Inprogress)
+            .map(|s| s.id.clone())
+            .collect();
+        let now = Utc::now();
+        for id in &running {
+            let error = error.to_owned();
+            self.update(id, move |r| {
+                if r.status == ExecutionStatus::Inprogress {
+                    r.finish(ExecutionOutcome::Failed(error), now);
+                }
+            })
+            .await?;
+        }
+        Ok(running.len())
     }
 
     /// Applies `change` to the stored record of `id` and writes it back, under its lock.

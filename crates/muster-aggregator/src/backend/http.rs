@@ -47,8 +47,10 @@ async fn open_inner(
     ct: CancellationToken,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
     let headers = resolve_headers(remote, options, redactor).await?;
-    let config =
-        StreamableHttpClientTransportConfig::with_uri(remote.url.as_str()).custom_headers(headers);
+    let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
+        .custom_headers(headers)
+        .max_sse_event_size(options.max_result_bytes)
+        .max_json_response_size(options.max_result_bytes);
     let transport = StreamableHttpClientTransport::with_client(http_client(timeout)?, config);
     serve(handler, transport, options, ct)
         .await

@@ -16,6 +16,9 @@ pub const ENV_INITIAL_BACKOFF: &str = "MUSTER_MCPSERVER_INITIAL_BACKOFF";
 /// Environment variable with the longest reconnect wait (Go duration, default `2m`).
 pub const ENV_MAX_BACKOFF: &str = "MUSTER_MCPSERVER_MAX_BACKOFF";
 
+/// Default of [`BackendOptions::max_result_bytes`] (16 MiB).
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
+
 /// Which lifecycle the client asks a server for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -65,6 +68,13 @@ pub struct BackendOptions {
     /// Every backend registers its [`Redactor`](muster_core::secret::Redactor) here, so
     /// text that is not tied to one server (the process's log lines) can be redacted too.
     pub redactions: RedactorSet,
+    /// The largest message (one stdio line, one HTTP body or SSE event) a server may send;
+    /// a larger response fails its call at once (default 16 MiB).
+    pub max_result_bytes: usize,
+    /// Where stdio servers' process groups are recorded while they run, so a muster started
+    /// after a killed one reaps what it left; `None` records nothing.
+    #[cfg(feature = "stdio")]
+    pub process_registry: Option<super::reaper::ProcessRegistry>,
 }
 
 impl Default for BackendOptions {
@@ -80,6 +90,9 @@ impl Default for BackendOptions {
             namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
             connector: None,
             redactions: RedactorSet::new(),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            #[cfg(feature = "stdio")]
+            process_registry: None,
         }
     }
 }
@@ -97,6 +110,7 @@ impl fmt::Debug for BackendOptions {
             .field("namespace", &self.namespace)
             .field("connector", &self.connector)
             .field("redactions", &self.redactions)
+            .field("max_result_bytes", &self.max_result_bytes)
             .finish()
     }
 }
@@ -153,6 +167,21 @@ impl BackendOptions {
     #[must_use]
     pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
         self.namespace = namespace.into();
+        self
+    }
+
+    /// Sets the largest message a server may send.
+    #[must_use]
+    pub fn with_max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
+
+    /// Records stdio servers' process groups in `registry`.
+    #[cfg(feature = "stdio")]
+    #[must_use]
+    pub fn with_process_registry(mut self, registry: super::reaper::ProcessRegistry) -> Self {
+        self.process_registry = Some(registry);
         self
     }
 

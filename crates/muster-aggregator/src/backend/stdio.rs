@@ -17,6 +17,7 @@ use super::connect::{Opened, init_failure, serve};
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
 use super::options::BackendOptions;
+use super::reaper::{MARKER_ENV, ProcessRegistry};
 use super::stderr_tail::StderrTail;
 
 /// How long to wait for the last stderr bytes of a process that exited.
@@ -30,29 +31,40 @@ pub(crate) struct ChildProcess {
     exited: Option<ExitStatus>,
     tail: StderrTail,
     stderr_task: Option<JoinHandle<()>>,
+    /// Where the process group is recorded while it runs.
+    registry: Option<ProcessRegistry>,
 }
 
 impl ChildProcess {
     /// Spawns `transport.command` with its args, the inherited environment plus `env`, in a
     /// process group of its own.
-    pub(crate) fn spawn(
+    ///
+    /// The process dies with muster (see [`reaper`](super::reaper)); with a `registry`, its
+    /// group is recorded while it runs, so a later muster reaps what a killed one left.
+    pub(crate) async fn spawn(
         transport: &StdioTransport,
         tail_bytes: usize,
+        registry: Option<&ProcessRegistry>,
     ) -> std::io::Result<(
         Self,
         tokio::process::ChildStdout,
         tokio::process::ChildStdin,
     )> {
+        let marker = ProcessRegistry::new_marker();
         let mut command = Command::new(&transport.command);
         command
             .args(&transport.args)
             .envs(&transport.env)
+            .env(MARKER_ENV, &marker)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        let mut child = command.spawn()?;
+        let mut child = super::reaper::spawn(command).await?;
+        if let (Some(registry), Some(pid)) = (registry, child.id()) {
+            registry.record(pid, &marker);
+        }
         let stdout = child
             .stdout
             .take()
@@ -74,6 +86,7 @@ impl ChildProcess {
                 exited: None,
                 tail,
                 stderr_task,
+                registry: registry.cloned(),
             },
             stdout,
             stdin,
@@ -106,7 +119,14 @@ impl ChildProcess {
         }
         // Whatever the leader left behind in its group goes with it.
         self.signal_group(Signal::SIGKILL);
+        self.forget();
         self.exited
+    }
+
+    fn forget(&self) {
+        if let (Some(registry), Some(pid)) = (&self.registry, self.pid) {
+            registry.forget(pid);
+        }
     }
 
     /// After the connection closed: waits up to `grace` for the process to exit by itself,
@@ -150,6 +170,7 @@ impl Drop for ChildProcess {
             // the group along.
             self.signal_group(Signal::SIGKILL);
         }
+        self.forget();
     }
 }
 
@@ -169,14 +190,20 @@ async fn open_inner(
     handler: UpstreamHandler,
     ct: CancellationToken,
 ) -> Result<Opened, Failure> {
-    let (mut child, stdout, stdin) = ChildProcess::spawn(transport, options.stderr_tail_bytes)
-        .map_err(|e| {
-            Failure::new(
-                FailureKind::Permanent,
-                format!("starting {:?}: {e}", transport.command),
-            )
-        })?;
-    match serve(handler, (stdout, stdin), options, ct).await {
+    let spawned = ChildProcess::spawn(
+        transport,
+        options.stderr_tail_bytes,
+        options.process_registry.as_ref(),
+    )
+    .await;
+    let (mut child, stdout, stdin) = spawned.map_err(|e| {
+        Failure::new(
+            FailureKind::Permanent,
+            format!("starting {:?}: {e}", transport.command),
+        )
+    })?;
+    let limited = super::line_limit::LineLimit::new(stdout, options.max_result_bytes);
+    match serve(handler, (limited, stdin), options, ct).await {
         Ok(running) => Ok(Opened {
             running,
             child: Some(child),

@@ -18,6 +18,9 @@ use super::progress::Relay;
 use super::{caller, invalid_params, listen, reads};
 use crate::meta_tools;
 
+/// How long a cancelled call may take to stop before it is dropped.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The header carrying the streamable HTTP session id.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -66,10 +69,13 @@ impl ServerHandler for Aggregator {
             request_meta: upstream_meta(&context.meta),
             ..CallContext::default()
         };
-        let call = self.inner.meta.call(name, request.arguments, call_context);
+        let mut call = std::pin::pin!(self.inner.meta.call(name, request.arguments, call_context));
         let result = tokio::select! {
-            result = call => result,
+            result = &mut call => result,
             () = context.ct.cancelled() => {
+                // The call saw the same cancellation: let it stop and record how it ended
+                // (a workflow run records itself cancelled) before it is dropped.
+                let _ = tokio::time::timeout(CANCEL_GRACE, &mut call).await;
                 return Err(ErrorData::internal_error("request cancelled", None));
             }
         };

@@ -215,3 +215,41 @@ async fn a_slow_backend_blocks_no_reader() {
     ));
     assert_eq!(slow.snapshot().state, ServiceState::Stopped);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_result_over_the_size_limit_fails_at_once_with_a_clear_error() {
+    let mut spec = py_stdio();
+    spec.timeout = Some(60);
+    let backend = Backend::new("py", spec, options().with_max_result_bytes(1024 * 1024));
+    backend.start().await.unwrap();
+    // Far sooner than the 60 s timeout the call would otherwise wait for.
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        backend
+            .service()
+            .oneshot(call("blob", json!({"size": 3_000_000}))),
+    )
+    .await
+    .expect("fails at once, not at the timeout");
+    let text = match outcome {
+        Ok(result) => {
+            assert_eq!(result.is_error, Some(true), "{result:?}");
+            first_text(&result)
+        }
+        Err(error) => error.to_string(),
+    };
+    assert!(
+        text.contains(
+            "exceeds the maximum message size of 1048576 bytes (limits.backends.maxResultBytes)"
+        ),
+        "{text}"
+    );
+    // Results within the limit, before and after, pass.
+    let result = backend
+        .service()
+        .oneshot(call("blob", json!({"size": 500_000})))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&result).len(), 500_000);
+    backend.stop().await;
+}

@@ -156,7 +156,10 @@ async fn python_server_adds_with_structured_content() {
         .iter()
         .map(|t| t.name.to_string())
         .collect();
-    assert_eq!(names, ["add", "slow", "progress", "meta", "roots", "crash"]);
+    assert_eq!(
+        names,
+        ["add", "slow", "progress", "meta", "roots", "blob", "crash"]
+    );
     let result = backend
         .service()
         .oneshot(call("add", json!({"a": 2, "b": 40})))

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use muster_aggregator::backend::BackendOptions;
+use muster_aggregator::backend::{BackendOptions, ProcessRegistry};
 use muster_aggregator::core_tools::CoreTools;
 use muster_aggregator::naming::{FamilyDescriptions, NamingOptions};
 use muster_aggregator::registry::Registry;
@@ -19,13 +19,19 @@ use muster_core::resource::{McpServer, Workflow};
 use muster_core::store::{ExecutionStore, ResourceStore};
 use muster_core::{BroadcastEventLog, EventLog, EventSink};
 use muster_fs::driver::Driver;
-use muster_fs::{ConfigDir, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout};
+use muster_fs::executions::STOPPED_ERROR;
+use muster_fs::{
+    ConfigDir, EventLogOptions, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout,
+};
 use muster_k8s::controller::ControllerOptions;
 use muster_k8s::{Leadership, run_controller};
 use muster_workflow::{Engine, WorkflowReconciler, WorkflowTools};
 
 use super::paths::expand_home;
 use crate::cli::ServeArgs;
+
+/// Where stdio servers' process groups are recorded, under the config directory.
+const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 
 mod kubernetes;
 mod secrets;
@@ -53,12 +59,16 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let loaded = ConfigDir::new(&root)
         .load()
         .context("cannot read the config directory")?;
-    // Settings this muster cannot honour (kubernetes, OAuth server, admin UI) are errors of
-    // the config file, so `muster validate` reports the same.
+    // Settings this muster cannot honour (OAuth server, admin UI) are errors of the config
+    // file, so `muster validate` reports the same.
     if let Err(e) = &loaded.config.result {
         bail!("{e}");
     }
     let mut config = loaded.config_or_default();
+    let problems = config.limits.problems();
+    if !problems.is_empty() {
+        bail!("config.yaml: {}", problems.join("; "));
+    }
     if let Some(port) = args.port {
         config.aggregator.port = port;
     }
@@ -86,14 +96,16 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             workflows: Arc::new(k.workflows.clone()),
             executions: k.executions.clone(),
             events: k.events.clone(),
+            fs_executions: None,
         },
-        None => fs_stores(&root, &layout, &namespace).await?,
+        None => fs_stores(&root, &layout, &namespace, &config.limits.events).await?,
     };
     let Stores {
         mcpservers,
         workflows,
         executions,
         events,
+        fs_executions,
     } = stores;
     let events = Arc::new(BroadcastEventLog::new(events, FOLLOW_BUFFER));
 
@@ -105,9 +117,20 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
     let registry = Registry::builder().naming(naming).build();
+    // stdio servers' groups left by a muster that was killed go first.
+    let processes = ProcessRegistry::new(root.join(PROCESS_STATE_DIR));
+    let reaped = processes.reap_stale();
+    if reaped > 0 {
+        tracing::warn!(
+            count = reaped,
+            "killed processes of stdio servers left by a previous muster"
+        );
+    }
     let mut options = BackendOptions::from_env()?
         .with_namespace(&namespace)
-        .with_redactions(crate::logging::redactions().clone());
+        .with_redactions(crate::logging::redactions().clone())
+        .with_max_result_bytes(config.limits.backends.max_result_bytes)
+        .with_process_registry(processes);
     if let Some(reader) = kube.as_mut().and_then(|k| k.secrets.take()) {
         options = options.with_secrets(Arc::new(secrets::Resolver(reader)));
     }
@@ -131,6 +154,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = Engine::builder(registry.service(), executions.clone())
         .events(events.clone() as Arc<dyn EventSink>)
         .namespace(&namespace)
+        .limits(config.limits.workflows.clone())
         .build();
     let workflow_tools = WorkflowTools::builder(
         workflows.clone(),
@@ -204,6 +228,14 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::time::timeout(Duration::from_secs(8), services.stop_all())
         .await
         .ok();
+    // Runs cut short by the stop are recorded as such, not left in progress.
+    if let Some(fs_executions) = fs_executions {
+        match fs_executions.fail_in_progress(STOPPED_ERROR).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(count = n, "recorded in-flight executions as cancelled"),
+            Err(e) => tracing::warn!(error = %e, "cannot record in-flight executions as cancelled"),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -213,6 +245,8 @@ struct Stores {
     workflows: Arc<dyn ResourceStore<Workflow>>,
     executions: Arc<dyn ExecutionStore>,
     events: Arc<dyn EventLog>,
+    /// The execution records of filesystem mode, to record runs cut short by a stop.
+    fs_executions: Option<FsExecutionStore>,
 }
 
 /// The stores of filesystem mode: files of the config directory.
@@ -220,8 +254,12 @@ async fn fs_stores(
     root: &std::path::Path,
     layout: &Layout,
     namespace: &str,
+    limits: &muster_core::config::EventLimits,
 ) -> anyhow::Result<Stores> {
-    let events = Arc::new(FsEventLog::in_config_dir(layout).context("cannot open the event log")?);
+    let events = Arc::new(
+        FsEventLog::in_config_dir_with(layout, EventLogOptions::from_limits(limits))
+            .context("cannot open the event log")?,
+    );
     let (executions, report) = FsExecutionStore::open_in(layout)
         .await
         .context("cannot open the execution records")?;
@@ -242,8 +280,9 @@ async fn fs_stores(
                 .namespace(namespace)
                 .build(),
         ),
-        executions: Arc::new(executions),
+        executions: Arc::new(executions.clone()),
         events,
+        fs_executions: Some(executions),
     })
 }
 

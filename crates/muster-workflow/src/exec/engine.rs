@@ -148,6 +148,12 @@ impl Engine {
             .store
             .begin(NewExecution::now(plan.name(), recorded_input))
             .await?;
+        // Should this future be dropped before the end is recorded (its caller went away and
+        // did not wait), the record is finished as cancelled all the same.
+        let mut unfinished = FinishOnDrop {
+            store: Arc::clone(&inner.store),
+            id: Some(id.clone()),
+        };
         let recorder = Recorder {
             id: id.clone(),
             store: Arc::clone(&inner.store),
@@ -169,6 +175,7 @@ impl Engine {
             Ok(input) => input,
             Err(e) => {
                 let error = format!("input validation failed: {e}");
+                unfinished.disarm();
                 return self.fail_early(&recorder, error).await;
             }
         };
@@ -213,6 +220,7 @@ impl Engine {
             Some(e) => ExecutionOutcome::Failed(e.clone()),
             None => ExecutionOutcome::Completed(response.document.clone()),
         };
+        unfinished.disarm();
         inner.store.finish(&id, outcome, Utc::now()).await?;
         match (error, failed_step) {
             (Some(_), Some((step, error))) => recorder.event(
@@ -269,6 +277,41 @@ impl tower::Service<RunWorkflow> for Engine {
         Box::pin(async move { engine.run(req).await })
     }
 }
+
+/// Finishes a run's record as cancelled when the run's future is dropped before it recorded
+/// its end.
+struct FinishOnDrop {
+    store: Arc<dyn ExecutionStore>,
+    id: Option<muster_core::resource::execution::ExecutionId>,
+}
+
+impl FinishOnDrop {
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let store = Arc::clone(&self.store);
+        runtime.spawn(async move {
+            let outcome = ExecutionOutcome::Failed(DROPPED_ERROR.to_owned());
+            if let Err(e) = store.finish(&id, outcome, Utc::now()).await {
+                tracing::warn!(execution_id = %id, error = %e, "cannot record a cancelled run");
+            }
+        });
+    }
+}
+
+/// The error recorded for a run whose caller went away without waiting for its end.
+pub(crate) const DROPPED_ERROR: &str =
+    "workflow cancelled: the caller went away before the run ended";
 
 /// The evaluation pool of engines built without [`EngineBuilder::limits`], shared by all of
 /// them so building engines never starts threads.

@@ -16,7 +16,7 @@ use crate::query::Query;
 use crate::value_tree::LeafMode;
 
 /// How long a cancelled call may take to stop before it is dropped.
-const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs the steps of one execution.
 #[derive(Debug, Clone)]
