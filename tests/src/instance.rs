@@ -198,6 +198,7 @@ impl ConfigDir {
             .arg("--config-path")
             .arg(&self.config)
             .env("MUSTER_MCPSERVER_INITIAL_BACKOFF", "1s")
+            .env("MUSTER_ORCHESTRATOR_RETRY_INTERVAL", "1s")
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)

@@ -35,7 +35,7 @@ mod failure;
 mod go_duration;
 mod handler;
 mod headers;
-mod health;
+pub(crate) mod health;
 #[cfg(feature = "http-client")]
 mod http;
 mod inner;
@@ -76,8 +76,8 @@ pub use go_duration::{DurationError, parse_go_duration};
 pub use handler::CLIENT_NAME;
 pub use headers::NO_SECRET_READER;
 pub use options::{
-    BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF, OptionsError,
-    ProtocolMode,
+    BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF,
+    ENV_RETRY_INTERVAL, OptionsError, ProtocolMode,
 };
 #[cfg(feature = "stdio")]
 pub use reaper::{MARKER_ENV, ProcessRegistry};

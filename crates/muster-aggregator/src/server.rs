@@ -9,6 +9,9 @@
 //! - `GET /health`: `200 {"status":"ok"}`, never behind the Host check;
 //! - every other path: `404`.
 //!
+//! [`Aggregator::serve_stdio`] serves one session over a byte stream pair instead (the
+//! stdio transport).
+//!
 //! The MCP endpoints refuse requests whose `Host` is not allowed (loopback names, plus the
 //! configured ones) with `403 Forbidden: invalid Host header "<host>"`, and requests with an
 //! `Origin` that does not name an allowed host with `403 Forbidden: invalid Origin header
@@ -228,6 +231,44 @@ impl Aggregator {
             token.cancel();
         };
         serve(listener, self.router(), signal).await
+    }
+
+    /// Serves one MCP session on `reader` and `writer` (the stdio transport: one JSON-RPC
+    /// message per line, as `aggregator.transport: stdio` offers it on muster's own stdin
+    /// and stdout) until the client closes its side or `shutdown` completes.
+    ///
+    /// # Errors
+    ///
+    /// When the client does not complete the handshake or the transport fails.
+    pub async fn serve_stdio<R, W>(
+        self,
+        reader: R,
+        writer: W,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        use rmcp::ServiceExt;
+        self.ensure_notifier();
+        let token = self.cancellation_token();
+        let on_shutdown = token.clone();
+        tokio::spawn(async move {
+            shutdown.await;
+            on_shutdown.cancel();
+        });
+        let running = self
+            .serve_with_ct((reader, writer), token.child_token())
+            .await
+            .map_err(|e| {
+                std::io::Error::other(format!("the MCP handshake on stdio failed: {e}"))
+            })?;
+        let ended = running.waiting().await;
+        token.cancel();
+        ended
+            .map(|_| ())
+            .map_err(|e| std::io::Error::other(format!("the stdio session failed: {e}")))
     }
 
     /// Starts the task that tells connected sessions about catalog changes, once, when a

@@ -157,7 +157,7 @@ pub enum AggregatorTransport {
     /// Legacy HTTP+SSE: `GET /sse`, `POST /message`. Only changes the endpoint the client
     /// commands derive; `/mcp` is served too.
     Sse,
-    /// MCP on muster's own stdin/stdout: not served (use `muster agent --mcp-server`).
+    /// MCP on muster's own stdin/stdout, one session, no port.
     Stdio,
 }
 
@@ -182,8 +182,10 @@ pub struct AggregatorConfig {
     pub port: u16,
     /// Host (default `localhost`).
     pub host: String,
-    /// Transport (default `streamable-http`). Accepted for compatibility; `muster serve`
-    /// always serves streamable HTTP at `/mcp` and legacy SSE at `/sse`, whatever it says.
+    /// Transport (default `streamable-http`). `stdio`: `muster serve` speaks MCP on its own
+    /// stdin and stdout (one session) instead of listening on a port. Otherwise it serves
+    /// streamable HTTP at `/mcp` and legacy SSE at `/sse` + `/message`; `sse` makes the
+    /// client commands use `/sse`.
     pub transport: AggregatorTransport,
     /// Prefix of backend tools (default `x`).
     pub muster_prefix: String,

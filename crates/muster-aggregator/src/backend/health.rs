@@ -11,6 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::inner::Inner;
 
+/// The error a connection lost to a failed health probe records.
+pub(crate) const PROBE_LOST: &str = "health probe: the server does not answer";
+
 /// Probes every `interval` until the backend is dropped.
 pub(crate) async fn probe_every(inner: Weak<Inner>, closed: CancellationToken, interval: Duration) {
     loop {
@@ -44,10 +47,7 @@ impl Inner {
                 Ok(Err(_)) | Err(_) => (Health::Unhealthy, conn.peer.is_transport_closed()),
             };
             if dead {
-                self.connection_lost(
-                    conn.epoch,
-                    "health probe: the server does not answer".to_owned(),
-                );
+                self.connection_lost(conn.epoch, PROBE_LOST.to_owned());
                 return;
             }
             let changed = {

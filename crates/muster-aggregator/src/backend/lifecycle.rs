@@ -265,13 +265,16 @@ impl Inner {
             }
             Inner::clear_catalog(s);
             let failure = Failure::new(FailureKind::Transient, message);
-            let delay = transition::attempt_failed(
+            let remote = s.snapshot.server_type.is_remote();
+            let restart_planned = !remote && self.options.health_interval.is_some();
+            let delay = transition::connection_lost(
                 &mut s.snapshot,
                 &failure,
                 self.options.backoff,
+                restart_planned,
                 Utc::now(),
             );
-            if s.snapshot.server_type.is_remote() {
+            if remote {
                 if let Some(delay) = delay {
                     self.schedule_retry(s, delay);
                 }
@@ -286,6 +289,7 @@ impl Inner {
         let conn = self.update(|s| {
             s.lost_stdio = false;
             s.snapshot.next_retry_after = None;
+            s.snapshot.recovering = false;
             let conn = s.conn.take();
             if conn.is_some() || s.snapshot.state.is_active() || s.snapshot.state.is_failed() {
                 s.snapshot.state = ServiceState::Stopping;

@@ -13,6 +13,9 @@ use super::secrets::SecretResolver;
 
 /// Environment variable with the first reconnect wait (Go duration, default `30s`).
 pub const ENV_INITIAL_BACKOFF: &str = "MUSTER_MCPSERVER_INITIAL_BACKOFF";
+/// Environment variable setting the interval of the recovery loop: the health ping of
+/// connected servers and the new start of stdio servers whose process died (Go duration).
+pub const ENV_RETRY_INTERVAL: &str = "MUSTER_ORCHESTRATOR_RETRY_INTERVAL";
 /// Environment variable with the longest reconnect wait (Go duration, default `2m`).
 pub const ENV_MAX_BACKOFF: &str = "MUSTER_MCPSERVER_MAX_BACKOFF";
 
@@ -117,7 +120,8 @@ impl fmt::Debug for BackendOptions {
 
 impl BackendOptions {
     /// The defaults, with the backoff read from `MUSTER_MCPSERVER_INITIAL_BACKOFF` and
-    /// `MUSTER_MCPSERVER_MAX_BACKOFF` when they are set.
+    /// `MUSTER_MCPSERVER_MAX_BACKOFF`, and the recovery loop's interval from
+    /// `MUSTER_ORCHESTRATOR_RETRY_INTERVAL`, when they are set.
     pub fn from_env() -> Result<Self, OptionsError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -138,6 +142,18 @@ impl BackendOptions {
         }
         if let Some(max) = read(ENV_MAX_BACKOFF)? {
             options.backoff.max = max;
+        }
+        if let Some(interval) = read(ENV_RETRY_INTERVAL)? {
+            if interval.is_zero() {
+                return Err(OptionsError {
+                    variable: ENV_RETRY_INTERVAL,
+                    source: DurationError {
+                        input: "0".to_owned(),
+                        reason: "the interval must be longer than zero",
+                    },
+                });
+            }
+            options.health_interval = Some(interval);
         }
         Ok(options)
     }
@@ -245,6 +261,17 @@ mod tests {
         assert_eq!(o.backoff, Backoff::default());
         assert_eq!(o.backoff.delay(3), Duration::from_secs(120));
         assert_eq!(o.health_interval, Some(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn the_retry_interval_sets_the_recovery_loop() {
+        let o = BackendOptions::from_vars(|v| (v == ENV_RETRY_INTERVAL).then(|| "1s".to_owned()))
+            .unwrap();
+        assert_eq!(o.health_interval, Some(Duration::from_secs(1)));
+        let e = BackendOptions::from_vars(|v| (v == ENV_RETRY_INTERVAL).then(|| "0".to_owned()))
+            .unwrap_err();
+        assert_eq!(e.variable, ENV_RETRY_INTERVAL);
+        assert!(e.to_string().contains("longer than zero"), "{e}");
     }
 
     #[test]

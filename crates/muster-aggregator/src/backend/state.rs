@@ -120,6 +120,11 @@ pub struct BackendSnapshot {
     pub pid: Option<u32>,
     /// The protocol version agreed with the server.
     pub protocol_version: Option<String>,
+    /// Whether muster is bringing back on its own a server whose connection (or process)
+    /// was lost while it was active: set when the loss is seen and an automatic attempt is
+    /// planned, cleared when an attempt succeeds, when recovery gives up (a failure that is
+    /// not retried, or the server turning unreachable) and when the server is stopped.
+    pub recovering: bool,
 }
 
 impl BackendSnapshot {
@@ -142,6 +147,7 @@ impl BackendSnapshot {
             suspended: false,
             pid: None,
             protocol_version: None,
+            recovering: false,
         }
     }
 }

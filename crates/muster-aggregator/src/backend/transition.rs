@@ -31,6 +31,22 @@ pub(crate) fn attempt_succeeded(s: &mut BackendSnapshot, now: DateTime<Utc>) {
     s.last_error = None;
     s.last_connected = Some(now);
     s.client_ready = true;
+    s.recovering = false;
+}
+
+/// Records that the connection of an active server was lost at `now`; muster recovers it
+/// on its own when `restart_planned` (a stdio server is started anew by the recovery loop)
+/// or when a retry of a remote server is scheduled. Returns that retry's wait.
+pub(crate) fn connection_lost(
+    s: &mut BackendSnapshot,
+    failure: &Failure,
+    backoff: Backoff,
+    restart_planned: bool,
+    now: DateTime<Utc>,
+) -> Option<Duration> {
+    let delay = attempt_failed(s, failure, backoff, now);
+    s.recovering = restart_planned || delay.is_some();
+    delay
 }
 
 /// Records a failed attempt (or a lost connection) at `now`; returns the wait before the
@@ -49,6 +65,20 @@ pub(crate) fn attempt_failed(
     s.client_ready = false;
     s.pid = None;
     let remote = s.server_type.is_remote();
+    let delay = record_failure(s, failure, backoff, remote, now);
+    if delay.is_none() || s.state == ServiceState::Unreachable {
+        s.recovering = false;
+    }
+    delay
+}
+
+fn record_failure(
+    s: &mut BackendSnapshot,
+    failure: &Failure,
+    backoff: Backoff,
+    remote: bool,
+    now: DateTime<Utc>,
+) -> Option<Duration> {
     match failure.kind {
         FailureKind::AuthRequired => {
             s.state = ServiceState::AuthRequired;
@@ -186,6 +216,43 @@ mod tests {
             (s.state, s.consecutive_failures, s.next_retry_after),
             (ServiceState::Failed, 0, None)
         );
+    }
+
+    #[test]
+    fn recovery_of_a_lost_connection_ends_with_success_or_gives_up() {
+        let lost = Failure::new(FailureKind::Transient, "connection closed");
+        let b = Backoff::default();
+
+        let mut s = snap(ServerType::StreamableHttp);
+        attempt_succeeded(&mut s, now());
+        assert!(connection_lost(&mut s, &lost, b, false, now()).is_some());
+        assert!(s.recovering);
+        attempt_started(&mut s, now());
+        attempt_failed(&mut s, &transient(Some(503)), b, now());
+        assert!(s.recovering, "a second failure keeps recovering");
+        attempt_started(&mut s, now());
+        attempt_failed(&mut s, &transient(Some(503)), b, now());
+        assert_eq!(s.state, ServiceState::Unreachable);
+        assert!(!s.recovering, "unreachable gives recovery up");
+
+        let mut s = snap(ServerType::Stdio);
+        attempt_succeeded(&mut s, now());
+        assert_eq!(connection_lost(&mut s, &lost, b, true, now()), None);
+        assert!(s.recovering, "a stdio restart is planned");
+        attempt_started(&mut s, now());
+        attempt_succeeded(&mut s, now());
+        assert!(!s.recovering);
+
+        let mut s = snap(ServerType::Stdio);
+        connection_lost(&mut s, &lost, b, true, now());
+        attempt_started(&mut s, now());
+        attempt_failed(
+            &mut s,
+            &Failure::new(FailureKind::Transient, "exited"),
+            b,
+            now(),
+        );
+        assert!(!s.recovering, "a stdio start that fails is not retried");
     }
 
     #[test]

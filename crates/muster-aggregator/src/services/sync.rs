@@ -9,14 +9,20 @@ use muster_core::store::StoreError;
 use tokio_util::sync::CancellationToken;
 
 use super::Services;
-use crate::backend::{Backend, ServiceState};
+use muster_core::resource::mcp_server::Health;
+
+use crate::backend::health::PROBE_LOST;
+use crate::backend::{Backend, BackendSnapshot, ServiceState};
 
 pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: CancellationToken) {
     tokio::spawn(async move {
         let key = ObjectKey::new(&services.inner.namespace, &name);
         let mut changes = backend.changes();
         let mut membership = services.inner.membership.subscribe();
-        let mut last_state = backend.snapshot().state;
+        let first = backend.snapshot();
+        let mut last_state = first.state;
+        let mut last_health = first.health;
+        let mut last_recovering = first.recovering;
         let mut last_written = None;
         let mut collision: Option<(String, DateTime<Utc>)> = None;
         loop {
@@ -44,6 +50,18 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
                 );
                 last_state = snapshot.state;
             }
+            if health_check_failed(last_health, &snapshot) {
+                let error = snapshot.last_error.as_deref();
+                services.event(&name, "MCPServerHealthCheckFailed", &with_error(error));
+            }
+            last_health = snapshot.health;
+            if let Some(reason) = recovery_event(last_recovering, &snapshot) {
+                let error = (reason == RECOVERY_FAILED)
+                    .then_some(snapshot.last_error.as_deref())
+                    .flatten();
+                services.event(&name, reason, &with_error(error));
+            }
+            last_recovering = snapshot.recovering;
             let mut status = backend.status();
             status.last_restarted_at = services
                 .backends()
@@ -86,6 +104,35 @@ fn prefix_condition(message: &str, since: DateTime<Utc>) -> Condition {
         message: message.to_owned(),
         last_transition_time: Some(since),
         observed_generation: None,
+    }
+}
+
+fn with_error(error: Option<&str>) -> Details {
+    Details {
+        error: error.map(str::to_owned),
+        ..Details::default()
+    }
+}
+
+const RECOVERY_FAILED: &str = "MCPServerRecoveryFailed";
+
+/// Whether `now` is the healthy → unhealthy transition the health probe found: a ping that
+/// failed while the server stayed connected, or a connection the probe found dead.
+fn health_check_failed(before: Health, now: &BackendSnapshot) -> bool {
+    before == Health::Healthy
+        && now.health == Health::Unhealthy
+        && (now.state.is_active() || now.last_error.as_deref() == Some(PROBE_LOST))
+}
+
+/// The recovery event between two snapshots, if any: started when a lost connection is to
+/// be brought back, succeeded when it is back, failed when recovery gave up (a deliberate
+/// stop ends it silently).
+fn recovery_event(before: bool, now: &BackendSnapshot) -> Option<&'static str> {
+    match (before, now.recovering) {
+        (false, true) => Some("MCPServerRecoveryStarted"),
+        (true, false) if now.state.is_active() => Some("MCPServerRecoverySucceeded"),
+        (true, false) if now.state.is_failed() => Some(RECOVERY_FAILED),
+        _ => None,
     }
 }
 

@@ -13,7 +13,7 @@ use muster_aggregator::registry::Registry;
 use muster_aggregator::server::Aggregator;
 use muster_aggregator::services::{AggregatorEndpoint, McpServerReconciler, Services};
 use muster_core::ValidationContext;
-use muster_core::config::FamilyDescriptionRule;
+use muster_core::config::{AggregatorTransport, FamilyDescriptionRule};
 use muster_core::resource::execution::RetentionPolicy;
 use muster_core::resource::{McpServer, Workflow};
 use muster_core::store::{ExecutionStore, ResourceStore};
@@ -203,26 +203,35 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(prune_executions(executions, leadership));
 
     // The front door.
-    let host = match config.aggregator.host.as_str() {
-        "" => "localhost".to_owned(),
-        h => h.to_owned(),
-    };
-    let listener = tokio::net::TcpListener::bind((host.as_str(), config.aggregator.port))
-        .await
-        .with_context(|| format!("cannot listen on {host}:{}", config.aggregator.port))?;
     let aggregator = Aggregator::builder(registry)
         .version(env!("CARGO_PKG_VERSION"))
         .allowed_hosts(config.aggregator.allowed_hosts.clone())
         .build();
-    tracing::info!(%endpoint, config = %root.display(), "muster is serving");
-    eprintln!(
-        "muster serving MCP at {endpoint} (config {})",
-        root.display()
-    );
-    aggregator
-        .serve_tcp(listener, shutdown_signal())
-        .await
-        .context("the server failed")?;
+    if config.aggregator.transport == AggregatorTransport::Stdio {
+        // MCP on muster's own stdin/stdout; logs stay on stderr.
+        tracing::info!(config = %root.display(), "muster is serving MCP on stdio");
+        aggregator
+            .serve_stdio(tokio::io::stdin(), tokio::io::stdout(), shutdown_signal())
+            .await
+            .context("the stdio session failed")
+    } else {
+        let host = match config.aggregator.host.as_str() {
+            "" => "localhost".to_owned(),
+            h => h.to_owned(),
+        };
+        let listener = tokio::net::TcpListener::bind((host.as_str(), config.aggregator.port))
+            .await
+            .with_context(|| format!("cannot listen on {host}:{}", config.aggregator.port))?;
+        tracing::info!(%endpoint, config = %root.display(), "muster is serving");
+        eprintln!(
+            "muster serving MCP at {endpoint} (config {})",
+            root.display()
+        );
+        aggregator
+            .serve_tcp(listener, shutdown_signal())
+            .await
+            .context("the server failed")
+    }?;
 
     tracing::info!("shutting down: stopping every MCP server");
     tokio::time::timeout(Duration::from_secs(8), services.stop_all())
