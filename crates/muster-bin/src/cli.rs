@@ -77,6 +77,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "DIR", default_value = DEFAULT_CONFIG_PATH)]
     pub(crate) config_path: PathBuf,
 
+    /// Serve the example configuration built into the binary (the files of
+    /// `examples/config`), from a temporary directory removed at exit.
+    #[arg(long, conflicts_with = "config_path")]
+    pub(crate) example: bool,
+
     /// Listen on this port instead of `aggregator.port`.
     #[arg(long, value_name = "PORT")]
     pub(crate) port: Option<u16>,

@@ -33,6 +33,7 @@ use crate::cli::ServeArgs;
 /// Where stdio servers' process groups are recorded, under the config directory.
 const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 
+mod example;
 mod kubernetes;
 mod secrets;
 
@@ -52,7 +53,12 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let root = expand_home(&args.config_path);
+    // Kept until the end: the example's directory goes when muster stops.
+    let example = args.example.then(example::materialize).transpose()?;
+    let root = match &example {
+        Some(dir) => dir.path().to_path_buf(),
+        None => expand_home(&args.config_path),
+    };
     std::fs::create_dir_all(&root)
         .with_context(|| format!("cannot create config directory {}", root.display()))?;
     let layout = Layout::new(&root);
