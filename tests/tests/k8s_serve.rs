@@ -591,3 +591,76 @@ fn headers_from_reads_a_secret_only_under_the_policy() {
     );
     assert!(!everything_seen.contains("s3cret-value") && !everything_seen.contains("other-value"));
 }
+
+const SLOW_WORKFLOW: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: Workflow
+metadata:
+  name: slow
+  namespace: default
+spec:
+  description: A step that takes a minute
+  steps:
+    - id: wait
+      tool: x_everything_trigger-long-running-operation
+      args:
+        duration: 60
+        steps: 60
+";
+
+#[test]
+fn a_stopped_replica_records_its_running_executions_as_failed() {
+    let (_server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let mut replica = Replica::start(&kubectl, "muster-a");
+    apply(
+        &kubectl,
+        &format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: everything\n  namespace: default\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n"
+        ),
+    );
+    apply(&kubectl, SLOW_WORKFLOW);
+    wait_until("the workflow tool", Duration::from_secs(30), || {
+        let tools = replica.reachable();
+        (tools.iter().any(|t| t == "workflow_slow")
+            && tools
+                .iter()
+                .any(|t| t == "x_everything_trigger-long-running-operation"))
+        .then_some(())
+    });
+    // The run blocks its caller: start it on a thread and let it get going.
+    let port = replica.port;
+    std::thread::spawn(move || {
+        let client = McpClient::connect(&format!("http://127.0.0.1:{port}/mcp")).ok();
+        client.map(|c| c.call("workflow_slow", json!({})))
+    });
+    let running = wait_until("an inprogress execution", Duration::from_secs(30), || {
+        let names = kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "wfe",
+                "-o",
+                "jsonpath={range .items[*]}{.metadata.name} {.spec.status}{\"\\n\"}{end}",
+            ],
+        );
+        names
+            .lines()
+            .find(|l| l.ends_with(" inprogress"))
+            .map(|l| l.split(' ').next().unwrap_or_default().to_owned())
+    });
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(replica.process.child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let exited = wait_until("muster to exit", Duration::from_secs(30), || {
+        replica.process.child.try_wait().ok().flatten()
+    });
+    assert!(exited.success(), "{exited}\n{}", replica.process.log());
+    let record = kubectl_ok(&kubectl, &["get", "wfe", &running, "-o", "json"]);
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(record["spec"]["status"], "failed", "{record}");
+    let error = record["spec"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("muster was stopped"), "{record}");
+}

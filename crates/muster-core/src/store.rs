@@ -10,6 +10,7 @@
 pub mod conformance;
 mod error;
 mod execution;
+mod in_flight;
 mod memory;
 mod memory_execution;
 
@@ -18,6 +19,7 @@ use futures_core::stream::BoxStream;
 
 pub use error::StoreError;
 pub use execution::{ExecutionFilter, ExecutionPage, ExecutionStore, NewExecution};
+pub use in_flight::InFlightExecutions;
 pub use memory::MemoryStore;
 pub use memory_execution::MemoryExecutionStore;
 

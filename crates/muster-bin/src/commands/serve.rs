@@ -16,7 +16,7 @@ use muster_core::ValidationContext;
 use muster_core::config::{AggregatorTransport, FamilyDescriptionRule};
 use muster_core::resource::execution::RetentionPolicy;
 use muster_core::resource::{McpServer, Workflow};
-use muster_core::store::{ExecutionStore, ResourceStore};
+use muster_core::store::{ExecutionStore, InFlightExecutions, ResourceStore};
 use muster_core::{BroadcastEventLog, EventLog, EventSink};
 use muster_fs::driver::Driver;
 use muster_fs::executions::STOPPED_ERROR;
@@ -102,7 +102,6 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             workflows: Arc::new(k.workflows.clone()),
             executions: k.executions.clone(),
             events: k.events.clone(),
-            fs_executions: None,
         },
         None => fs_stores(&root, &layout, &namespace, &config.limits.events).await?,
     };
@@ -111,8 +110,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         workflows,
         executions,
         events,
-        fs_executions,
     } = stores;
+    // Runs this process begins, so a stop records the unfinished ones (not other replicas').
+    let in_flight = Arc::new(InFlightExecutions::new(executions));
+    let executions: Arc<dyn ExecutionStore> = in_flight.clone();
     let events = Arc::new(BroadcastEventLog::new(events, FOLLOW_BUFFER));
 
     // Services and tools.
@@ -244,12 +245,10 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .await
         .ok();
     // Runs cut short by the stop are recorded as such, not left in progress.
-    if let Some(fs_executions) = fs_executions {
-        match fs_executions.fail_in_progress(STOPPED_ERROR).await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(count = n, "recorded in-flight executions as cancelled"),
-            Err(e) => tracing::warn!(error = %e, "cannot record in-flight executions as cancelled"),
-        }
+    match in_flight.fail_unfinished(STOPPED_ERROR).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(count = n, "recorded in-flight executions as cancelled"),
+        Err(e) => tracing::warn!(error = %e, "cannot record in-flight executions as cancelled"),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -260,8 +259,6 @@ struct Stores {
     workflows: Arc<dyn ResourceStore<Workflow>>,
     executions: Arc<dyn ExecutionStore>,
     events: Arc<dyn EventLog>,
-    /// The execution records of filesystem mode, to record runs cut short by a stop.
-    fs_executions: Option<FsExecutionStore>,
 }
 
 /// The stores of filesystem mode: files of the config directory.
@@ -295,9 +292,8 @@ async fn fs_stores(
                 .namespace(namespace)
                 .build(),
         ),
-        executions: Arc::new(executions.clone()),
+        executions: Arc::new(executions),
         events,
-        fs_executions: Some(executions),
     })
 }
 
