@@ -19,6 +19,9 @@
 //!   reconciler.
 //! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
 //!   `/health`, with the `Host` guard.
+//! - `oauth_server` (feature `oauth-server`): muster as OAuth 2.1 authorization and
+//!   resource server in front of the MCP endpoints.
+//! - `tls` (feature `http-client`): extra CA certificates for outgoing HTTPS.
 //! - `bridge` (feature `bridge`): stdio MCP forwarded to a muster over HTTP
 //!   (`muster agent --mcp-server`).
 //!
@@ -37,7 +40,11 @@ pub mod core_tools;
 pub mod layers;
 pub mod meta_tools;
 pub mod naming;
+#[cfg(feature = "oauth-server")]
+pub mod oauth_server;
 pub mod registry;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod services;
+#[cfg(feature = "http-client")]
+pub mod tls;

@@ -35,6 +35,7 @@ const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 
 mod example;
 mod kubernetes;
+mod oauth;
 mod secrets;
 
 /// How many events a `core_events` follower may fall behind before it misses some.
@@ -78,6 +79,12 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(port) = args.port {
         config.aggregator.port = port;
     }
+    oauth::apply_flags(args, &mut config);
+    if let Some(problem) = config.unsupported_settings().first() {
+        bail!("{problem}");
+    }
+    let extra_roots = oauth::extra_roots(&config)?;
+    let front_door_auth = oauth::front_door(&config, &extra_roots)?;
     let namespace = config.namespace().to_owned();
     let mut kube = if kubernetes::wanted(&root, config.kubernetes) {
         Some(kubernetes::connect(&namespace, secrets::rules(&root)).await?)
@@ -136,7 +143,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .with_namespace(&namespace)
         .with_redactions(crate::logging::redactions().clone())
         .with_max_result_bytes(config.limits.backends.max_result_bytes)
-        .with_process_registry(processes);
+        .with_process_registry(processes)
+        .with_extra_roots(extra_roots);
     if let Some(reader) = kube.as_mut().and_then(|k| k.secrets.take()) {
         options = options.with_secrets(Arc::new(secrets::Resolver(reader)));
     }
@@ -209,10 +217,13 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(prune_executions(executions, leadership));
 
     // The front door.
-    let aggregator = Aggregator::builder(registry)
+    let mut aggregator = Aggregator::builder(registry)
         .version(env!("CARGO_PKG_VERSION"))
-        .allowed_hosts(config.aggregator.allowed_hosts.clone())
-        .build();
+        .allowed_hosts(config.aggregator.allowed_hosts.clone());
+    if let Some(auth) = front_door_auth {
+        aggregator = aggregator.auth(auth);
+    }
+    let aggregator = aggregator.build();
     if config.aggregator.transport == AggregatorTransport::Stdio {
         // MCP on muster's own stdin/stdout; logs stay on stderr.
         tracing::info!(config = %root.display(), "muster is serving MCP on stdio");
