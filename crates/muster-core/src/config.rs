@@ -111,13 +111,6 @@ impl MusterConfig {
                  unless aggregator.allowedHosts says otherwise)",
             ));
         }
-        if aggregator.oauth.mcp_client.enabled {
-            out.push(Violation::new(
-                "aggregator.oauth.mcpClient.enabled",
-                "signing in to MCP servers with OAuth is not supported yet; remove the setting \
-                 and give servers their credentials in spec.headers",
-            ));
-        }
         let admin = &aggregator.admin;
         let default_admin = AdminConfig::default();
         for (set, key) in [
@@ -199,8 +192,8 @@ pub struct AggregatorConfig {
     pub allowed_hosts: Vec<String>,
     /// The admin UI, not available yet: any setting in it is refused.
     pub admin: AdminConfig,
-    /// OAuth, towards downstream servers and protecting muster: accepted for compatibility,
-    /// not built yet (ignored).
+    /// OAuth: muster signing in to protected MCP servers (`mcpClient`), and protecting
+    /// muster itself (`server`, not built yet).
     pub oauth: OAuthConfig,
 }
 
@@ -261,19 +254,22 @@ impl Default for AdminConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthConfig {
-    /// muster as OAuth client of downstream servers (not available yet).
+    /// muster as OAuth client of protected MCP servers (`core_auth_login`).
     pub mcp_client: OAuthClientConfig,
     /// muster as OAuth-protected server (not available yet).
     pub server: OAuthServerConfig,
 }
 
-/// The `aggregator.oauth.mcpClient` section (ignored: OAuth is not built yet).
+/// The `aggregator.oauth.mcpClient` section: muster signs in to OAuth-protected MCP servers
+/// on behalf of each session.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthClientConfig {
-    /// Enabled (default false). Not available yet: `true` is refused.
+    /// Enabled (default false). Without it `core_auth_login` answers that OAuth is not
+    /// configured.
     pub enabled: bool,
-    /// muster's public URL, used for callbacks and its client metadata document.
+    /// muster's public URL, used for callbacks and its client metadata document (default:
+    /// `http://<host>:<port>` of the aggregator).
     pub public_url: String,
     /// Client id; default `<publicUrl><cimd.path>`.
     pub client_id: String,
@@ -281,7 +277,7 @@ pub struct OAuthClientConfig {
     pub callback_path: String,
     /// Client ID Metadata Document settings.
     pub cimd: CimdConfig,
-    /// Where a finished login may redirect to.
+    /// Where a finished login may redirect to (ignored).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub post_login_redirect_allowlist: Vec<String>,
 }
@@ -438,7 +434,6 @@ mod tests {
             paths,
             [
                 "aggregator.oauth.server.enabled",
-                "aggregator.oauth.mcpClient.enabled",
                 "aggregator.admin.enabled",
             ]
         );

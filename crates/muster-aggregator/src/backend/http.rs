@@ -51,7 +51,15 @@ async fn open_inner(
         .custom_headers(headers)
         .max_sse_event_size(options.max_result_bytes)
         .max_json_response_size(options.max_result_bytes);
-    let transport = StreamableHttpClientTransport::with_client(http_client(timeout)?, config);
+    let http = http_client(timeout)?;
+    if let Some(source) = &options.bearer {
+        let client = super::bearer::BearerClient::new(http, std::sync::Arc::clone(source));
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        return serve(handler, transport, options, ct)
+            .await
+            .map_err(|e| init_failure(&e));
+    }
+    let transport = StreamableHttpClientTransport::with_client(http, config);
     serve(handler, transport, options, ct)
         .await
         .map_err(|e| init_failure(&e))

@@ -78,6 +78,10 @@ pub struct BackendOptions {
     /// after a killed one reaps what it left; `None` records nothing.
     #[cfg(feature = "stdio")]
     pub process_registry: Option<super::reaper::ProcessRegistry>,
+    /// The access token of a remote server's requests (a session's sign-in), read on every
+    /// request; `None` sends only the spec's headers.
+    #[cfg(feature = "http-client")]
+    pub bearer: Option<Arc<dyn super::bearer::BearerSource>>,
 }
 
 impl Default for BackendOptions {
@@ -96,6 +100,8 @@ impl Default for BackendOptions {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             #[cfg(feature = "stdio")]
             process_registry: None,
+            #[cfg(feature = "http-client")]
+            bearer: None,
         }
     }
 }
@@ -114,7 +120,7 @@ impl fmt::Debug for BackendOptions {
             .field("connector", &self.connector)
             .field("redactions", &self.redactions)
             .field("max_result_bytes", &self.max_result_bytes)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -176,6 +182,14 @@ impl BackendOptions {
     #[must_use]
     pub fn with_secrets(mut self, secrets: Arc<dyn SecretResolver>) -> Self {
         self.secrets = Some(secrets);
+        self
+    }
+
+    /// Authorizes every request of remote servers with the current token of `source`.
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn with_bearer(mut self, source: Arc<dyn super::bearer::BearerSource>) -> Self {
+        self.bearer = Some(source);
         self
     }
 

@@ -44,10 +44,15 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
             aggregator.inner.allowed_hosts.clone(),
             hosts::guard,
         ));
-    Router::new()
+    let router = Router::new()
         .route("/health", get(health))
-        .merge(mcp_routes)
-        .fallback(not_found)
+        .merge(mcp_routes);
+    #[cfg(feature = "http-client")]
+    let router = match &aggregator.inner.backend_auth {
+        Some(auth) => router.merge(auth.routes()),
+        None => router,
+    };
+    router.fallback(not_found)
 }
 
 /// Every other path: the MCP endpoint answers on its own path only, so nothing that probes
