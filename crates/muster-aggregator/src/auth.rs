@@ -137,6 +137,7 @@ impl BackendAuth {
             }),
         };
         auth.spawn_reaper();
+        auth.spawn_server_watch();
         Ok(auth)
     }
 
@@ -184,6 +185,37 @@ impl BackendAuth {
                     tracing::debug!(
                         server = %muster_core::tool::ToolProvider::name(&backend),
                         "closing an idle session connection"
+                    );
+                    backend.stop().await;
+                }
+            }
+        });
+    }
+
+    /// Closes the session connections of servers that were removed or changed, whenever
+    /// the set of servers changes.
+    fn spawn_server_watch(&self) {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let weak = Arc::downgrade(&self.inner);
+        let stop = self.inner.stop.clone();
+        let mut changes = self.inner.services.membership();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    changed = changes.changed() => if changed.is_err() { return },
+                }
+                let Some(inner) = weak.upgrade() else { return };
+                let stale = inner
+                    .pool
+                    .remove_stale(|name| inner.services.backend(name).map(|b| b.spec().clone()));
+                drop(inner);
+                for backend in stale {
+                    tracing::info!(
+                        server = %muster_core::tool::ToolProvider::name(&backend),
+                        "closing a session connection: the server was removed or changed"
                     );
                     backend.stop().await;
                 }

@@ -138,6 +138,11 @@ impl Services {
         self.backends().get(name).map(|r| r.backend.clone())
     }
 
+    /// Changes whenever a service is created, replaced or removed.
+    pub fn membership(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.membership.subscribe()
+    }
+
     /// The names of every service, sorted.
     pub fn names(&self) -> Vec<String> {
         self.backends().keys().cloned().collect()

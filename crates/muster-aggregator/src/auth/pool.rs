@@ -137,6 +137,24 @@ impl Pool {
             .collect()
     }
 
+    /// Removes the connections whose server is gone or whose spec is no longer `current`
+    /// says (the server was removed or changed).
+    pub(crate) fn remove_stale(
+        &self,
+        current: impl Fn(&str) -> Option<muster_core::resource::mcp_server::McpServerSpec>,
+    ) -> Vec<Backend> {
+        let keys: Vec<(SessionId, String)> = self
+            .lock()
+            .iter()
+            .filter(|((_, server), p)| current(server).as_ref() != Some(p.backend.spec()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter()
+            .filter_map(|(session, server)| self.remove(&session, &server))
+            .map(|p| p.backend)
+            .collect()
+    }
+
     /// Whether another connection of `session` than the one to `server` uses `issuer`.
     pub(crate) fn issuer_in_use(&self, session: &SessionId, issuer: &str, server: &str) -> bool {
         self.lock()
