@@ -74,10 +74,7 @@ fn the_built_in_example_is_served_from_a_copy() {
     std::thread::sleep(Duration::from_secs(2));
 
     let pid = child.id().to_string();
-    let status = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap();
+    let status = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(status.success());
     let mut stderr = String::new();
     child

@@ -15,6 +15,8 @@
 //!   `call_tool`, and the resource and prompt meta-tools.
 //! - [`core_tools`]: the `core_*` tools (config, mcpserver, service, events), one more
 //!   `ToolProvider`.
+//! - `auth` (feature `http-client`): signing in to OAuth-protected MCP servers per session
+//!   (`core_auth_login`, `/oauth/proxy/*`, per-session connections, `auth://status`).
 //! - [`services`]: the running backends, their status write-back and the MCPServer
 //!   reconciler.
 //! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
@@ -33,6 +35,8 @@
 //! It depends on `muster-core` only among muster crates; workflows reach it through the
 //! `ToolProvider` contract.
 
+#[cfg(feature = "http-client")]
+pub mod auth;
 pub mod backend;
 #[cfg(feature = "bridge")]
 pub mod bridge;

@@ -109,6 +109,8 @@ pub struct AggregatorBuilder {
     sse_keep_alive: Duration,
     shutdown: Option<CancellationToken>,
     auth: Option<Arc<dyn FrontDoorAuth>>,
+    #[cfg(feature = "http-client")]
+    backend_auth: Option<crate::auth::BackendAuth>,
 }
 
 #[derive(Debug)]
@@ -125,6 +127,9 @@ struct Inner {
     notifier_started: AtomicBool,
     /// Stops the list-changed notifier when the aggregator is gone.
     notifier_stop: CancellationToken,
+    /// Sign-in to protected servers: its routes and `auth://status`.
+    #[cfg(feature = "http-client")]
+    backend_auth: Option<crate::auth::BackendAuth>,
 }
 
 impl Drop for Inner {
@@ -188,6 +193,15 @@ impl AggregatorBuilder {
         self
     }
 
+    /// Serves the sign-in routes of `auth` (`/oauth/proxy/*`) and the `auth://status`
+    /// resource.
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn backend_auth(mut self, auth: crate::auth::BackendAuth) -> Self {
+        self.backend_auth = Some(auth);
+        self
+    }
+
     /// Builds the aggregator.
     pub fn build(self) -> Aggregator {
         let version = if self.version.is_empty() {
@@ -206,6 +220,8 @@ impl AggregatorBuilder {
                 peers: notify::Peers::default(),
                 notifier_started: AtomicBool::new(false),
                 notifier_stop: CancellationToken::new(),
+                #[cfg(feature = "http-client")]
+                backend_auth: self.backend_auth,
             }),
         };
         aggregator.ensure_notifier();
@@ -226,6 +242,8 @@ impl Aggregator {
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             shutdown: None,
             auth: None,
+            #[cfg(feature = "http-client")]
+            backend_auth: None,
         }
     }
 

@@ -123,13 +123,6 @@ impl MusterConfig {
                 ));
             }
         }
-        if aggregator.oauth.mcp_client.enabled {
-            out.push(Violation::new(
-                "aggregator.oauth.mcpClient.enabled",
-                "signing in to MCP servers with OAuth is not supported yet; remove the setting \
-                 and give servers their credentials in spec.headers",
-            ));
-        }
         let admin = &aggregator.admin;
         let default_admin = AdminConfig::default();
         for (set, key) in [
@@ -278,19 +271,22 @@ impl Default for AdminConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthConfig {
-    /// muster as OAuth client of downstream servers (not available yet).
+    /// muster as OAuth client of protected MCP servers (`core_auth_login`).
     pub mcp_client: OAuthClientConfig,
     /// muster as OAuth-protected server.
     pub server: OAuthServerConfig,
 }
 
-/// The `aggregator.oauth.mcpClient` section (ignored: OAuth is not built yet).
+/// The `aggregator.oauth.mcpClient` section: muster signs in to OAuth-protected MCP servers
+/// on behalf of each session.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthClientConfig {
-    /// Enabled (default false). Not available yet: `true` is refused.
+    /// Enabled (default false). Without it `core_auth_login` answers that OAuth is not
+    /// configured.
     pub enabled: bool,
-    /// muster's public URL, used for callbacks and its client metadata document.
+    /// muster's public URL, used for callbacks and its client metadata document (default:
+    /// `http://<host>:<port>` of the aggregator).
     pub public_url: String,
     /// Client id; default `<publicUrl><cimd.path>`.
     pub client_id: String,
@@ -298,7 +294,7 @@ pub struct OAuthClientConfig {
     pub callback_path: String,
     /// Client ID Metadata Document settings.
     pub cimd: CimdConfig,
-    /// Where a finished login may redirect to.
+    /// Where a finished login may redirect to (ignored).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub post_login_redirect_allowlist: Vec<String>,
 }
@@ -560,7 +556,6 @@ mod tests {
                 "aggregator.oauth.server.baseUrl",
                 "aggregator.oauth.server.dex.issuerUrl",
                 "aggregator.oauth.server.dex.clientId",
-                "aggregator.oauth.mcpClient.enabled",
                 "aggregator.admin.enabled",
             ]
         );

@@ -57,7 +57,15 @@ async fn open_inner(
         .custom_headers(headers)
         .max_sse_event_size(options.max_result_bytes)
         .max_json_response_size(options.max_result_bytes);
-    let transport = StreamableHttpClientTransport::with_client(http_client(timeout, options)?, config);
+    let http = http_client(timeout, options)?;
+    if let Some(source) = &options.bearer {
+        let client = super::bearer::BearerClient::new(http, std::sync::Arc::clone(source));
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        return serve(handler, transport, options, ct)
+            .await
+            .map_err(|e| init_failure(&e));
+    }
+    let transport = StreamableHttpClientTransport::with_client(http, config);
     serve(handler, transport, options, ct)
         .await
         .map_err(|e| init_failure(&e))

@@ -82,6 +82,10 @@ pub struct BackendOptions {
     /// (`--extra-ca-file`).
     #[cfg(feature = "http-client")]
     pub extra_roots: crate::tls::ExtraRoots,
+    /// The access token of a remote server's requests (a session's sign-in), read on every
+    /// request; `None` sends only the spec's headers.
+    #[cfg(feature = "http-client")]
+    pub bearer: Option<Arc<dyn super::bearer::BearerSource>>,
 }
 
 impl Default for BackendOptions {
@@ -102,6 +106,7 @@ impl Default for BackendOptions {
             process_registry: None,
             #[cfg(feature = "http-client")]
             extra_roots: crate::tls::ExtraRoots::default(),
+            bearer: None,
         }
     }
 }
@@ -190,6 +195,14 @@ impl BackendOptions {
     #[must_use]
     pub fn with_secrets(mut self, secrets: Arc<dyn SecretResolver>) -> Self {
         self.secrets = Some(secrets);
+        self
+    }
+
+    /// Authorizes every request of remote servers with the current token of `source`.
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn with_bearer(mut self, source: Arc<dyn super::bearer::BearerSource>) -> Self {
+        self.bearer = Some(source);
         self
     }
 

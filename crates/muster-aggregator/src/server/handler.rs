@@ -95,9 +95,9 @@ impl ServerHandler for Aggregator {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        reads::get_prompt(self.registry(), request)
+        reads::get_prompt(self.registry(), &session_of(&context), request)
             .await
             .map(Into::into)
     }
@@ -105,9 +105,16 @@ impl ServerHandler for Aggregator {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        reads::read_resource(self.registry(), request)
+        let session = session_of(&context);
+        #[cfg(feature = "http-client")]
+        if let Some(auth) = self.inner.backend_auth.as_ref()
+            && request.uri == crate::auth::STATUS_URI
+        {
+            return Ok(auth.read_status(&session).await.into());
+        }
+        reads::read_resource(self.registry(), &session, request)
             .await
             .map(Into::into)
     }

@@ -53,6 +53,10 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     if let Some(auth) = &aggregator.inner.auth {
         router = router.merge(auth.routes());
     }
+    #[cfg(feature = "http-client")]
+    if let Some(auth) = &aggregator.inner.backend_auth {
+        router = router.merge(auth.routes());
+    }
     router.fallback(not_found)
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use muster_aggregator::auth::{BackendAuth, ClientSettings};
 use muster_aggregator::backend::{BackendOptions, ProcessRegistry};
 use muster_aggregator::core_tools::CoreTools;
 use muster_aggregator::naming::{FamilyDescriptions, NamingOptions};
@@ -160,7 +161,12 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         })
         .build();
     let config_store = Arc::new(FsConfigStore::new(&layout, config.clone()));
+    let backend_auth = BackendAuth::new(
+        ClientSettings::from_config(&config.aggregator),
+        services.clone(),
+    )?;
     let core = CoreTools::builder(mcpservers.clone(), config_store, Arc::new(services.clone()))
+        .session_auth(Arc::new(backend_auth.clone()))
         .events(events.clone())
         .namespace(&namespace)
         .validation(validation)
@@ -186,6 +192,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(workflow_tools.clone().watch());
     registry.set_core(Arc::new(workflow_tools));
     registry.set_core(Arc::new(core));
+    registry.set_core(Arc::new(backend_auth.tools()));
 
     // Reconcilers: driven by the stores' watch streams, or by kube-runtime controllers.
     let workflow_reconciler = Arc::new(
@@ -220,6 +227,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let mut aggregator = Aggregator::builder(registry)
         .version(env!("CARGO_PKG_VERSION"))
         .allowed_hosts(config.aggregator.allowed_hosts.clone());
+    aggregator = aggregator.backend_auth(backend_auth);
     if let Some(auth) = front_door_auth {
         aggregator = aggregator.auth(auth);
     }
