@@ -93,3 +93,13 @@ impl IntoResponse for OAuthError {
         response
     }
 }
+
+impl From<super::store::StoreFull> for OAuthError {
+    fn from(full: super::store::StoreFull) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            full.to_string(),
+        )
+    }
+}

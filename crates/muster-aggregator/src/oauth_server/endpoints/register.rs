@@ -118,14 +118,7 @@ async fn handle(server: &OAuthServer, request: Request) -> Result<Response, OAut
             secret_digest: secret.as_deref().map(digest),
             redirect_uris: registration.redirect_uris.clone(),
         })
-        .await
-        .map_err(|e| {
-            OAuthError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "temporarily_unavailable",
-                e.to_string(),
-            )
-        })?;
+        .await?;
     tracing::info!(client = %id, name = %name, "OAuth client registered");
     let mut body = json!({
         "client_id": id,

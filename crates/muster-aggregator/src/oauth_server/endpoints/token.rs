@@ -100,14 +100,7 @@ async fn authorization_code(
     inner
         .store
         .start_family(family.clone(), digest(&refresh))
-        .await
-        .map_err(|e| {
-            OAuthError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "temporarily_unavailable",
-                e.to_string(),
-            )
-        })?;
+        .await?;
     issue(server, &family, &refresh).await
 }
 
@@ -218,14 +211,7 @@ async fn issue(
         .inner
         .store
         .put_access(digest(&access), &family.id, expires)
-        .await
-        .map_err(|e| {
-            OAuthError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "temporarily_unavailable",
-                e.to_string(),
-            )
-        })?;
+        .await?;
     let mut body = json!({
         "access_token": access,
         "token_type": "Bearer",
