@@ -77,6 +77,18 @@ pub fn node22_bin_dir() -> anyhow::Result<PathBuf> {
     Ok(dir().join("node_modules/.bin"))
 }
 
+/// The directory holding npm `oidc-provider` (a certified OpenID provider) and its `jose`,
+/// for the fixtures under `tests/fixtures/oidc`; run them with `OIDC_PROVIDER_DIR` set to
+/// it.
+///
+/// # Errors
+///
+/// When it is not installed.
+pub fn oidc_provider_dir() -> anyhow::Result<PathBuf> {
+    require("oidc-provider-9.13.3/node_modules/oidc-provider")?;
+    Ok(dir().join("oidc-provider-9.13.3"))
+}
+
 /// `PATH` with `dir` first.
 ///
 /// # Errors

@@ -26,6 +26,8 @@
 //! handle closes the connection and kills the server's process.
 
 mod backoff;
+#[cfg(feature = "http-client")]
+mod bearer;
 mod call;
 mod caller;
 mod catalog;
@@ -70,6 +72,8 @@ use tokio::sync::watch;
 use tower::util::BoxCloneSyncService;
 
 pub use backoff::{Backoff, DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF};
+#[cfg(feature = "http-client")]
+pub use bearer::BearerSource;
 pub use connect::Connector;
 pub use error::BackendError;
 pub use go_duration::{DurationError, parse_go_duration};

@@ -23,6 +23,18 @@ use tower::util::BoxCloneSyncService;
 
 pub use service::{ServiceControl, ServiceStatus, StartOutcome, StopOutcome};
 
+/// A session's own state with servers that take per-session sign-in, for the
+/// `sessionStatus` and `toolsCount` of `core_mcpserver_list`.
+pub trait SessionAuthStatus: Send + Sync + std::fmt::Debug {
+    /// `(status, tools)` of `server` for `session` (`connected`, `auth_required`, ...), or
+    /// `None` when the server takes no per-session sign-in.
+    fn session_status(
+        &self,
+        session: &muster_core::tool::SessionId,
+        server: &str,
+    ) -> Option<(&'static str, usize)>;
+}
+
 /// The core tools. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct CoreTools {
@@ -42,6 +54,8 @@ struct Inner {
     revisions: watch::Sender<Revision>,
     /// The `core_events` follow of each session (a new one replaces the old).
     follows: events::Follows,
+    /// Per-session sign-in state of servers.
+    session_auth: Option<Arc<dyn SessionAuthStatus>>,
 }
 
 /// Builds [`CoreTools`].
@@ -73,6 +87,7 @@ impl CoreTools {
                 }),
                 revisions: watch::Sender::new(Revision::default()),
                 follows: events::Follows::default(),
+                session_auth: None,
             },
         }
     }
@@ -97,7 +112,7 @@ impl CoreTools {
             "core_config_update_aggregator" => self.config_update_aggregator(args).await,
             "core_config_save" => self.config_save().await,
             "core_config_reload" => self.config_reload().await,
-            "core_mcpserver_list" => self.mcpserver_list(args).await,
+            "core_mcpserver_list" => self.mcpserver_list(args, &call.context).await,
             "core_mcpserver_get" => self.mcpserver_get(args).await,
             "core_mcpserver_create" => self.mcpserver_create(args, &call.context).await,
             "core_mcpserver_update" => self.mcpserver_update(args).await,
@@ -120,6 +135,13 @@ impl CoreToolsBuilder {
     /// Events are recorded to and queried from `log`.
     pub fn events(mut self, log: Arc<dyn EventLog>) -> Self {
         self.inner.events = Some(log);
+        self
+    }
+
+    /// Adds each session's sign-in state to `core_mcpserver_list` (`sessionStatus`,
+    /// `toolsCount`).
+    pub fn session_auth(mut self, status: Arc<dyn SessionAuthStatus>) -> Self {
+        self.inner.session_auth = Some(status);
         self
     }
 

@@ -15,10 +15,15 @@
 //!   `call_tool`, and the resource and prompt meta-tools.
 //! - [`core_tools`]: the `core_*` tools (config, mcpserver, service, events), one more
 //!   `ToolProvider`.
+//! - `auth` (feature `http-client`): signing in to OAuth-protected MCP servers per session
+//!   (`core_auth_login`, `/oauth/proxy/*`, per-session connections, `auth://status`).
 //! - [`services`]: the running backends, their status write-back and the MCPServer
 //!   reconciler.
 //! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
 //!   `/health`, with the `Host` guard.
+//! - `oauth_server` (feature `oauth-server`): muster as OAuth 2.1 authorization and
+//!   resource server in front of the MCP endpoints.
+//! - `tls` (feature `http-client`): extra CA certificates for outgoing HTTPS.
 //! - `bridge` (feature `bridge`): stdio MCP forwarded to a muster over HTTP
 //!   (`muster agent --mcp-server`).
 //!
@@ -30,6 +35,8 @@
 //! It depends on `muster-core` only among muster crates; workflows reach it through the
 //! `ToolProvider` contract.
 
+#[cfg(feature = "http-client")]
+pub mod auth;
 pub mod backend;
 #[cfg(feature = "bridge")]
 pub mod bridge;
@@ -37,7 +44,11 @@ pub mod core_tools;
 pub mod layers;
 pub mod meta_tools;
 pub mod naming;
+#[cfg(feature = "oauth-server")]
+pub mod oauth_server;
 pub mod registry;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod services;
+#[cfg(feature = "http-client")]
+pub mod tls;

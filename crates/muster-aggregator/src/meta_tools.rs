@@ -108,7 +108,7 @@ impl MetaTools {
         if name == "call_tool" {
             return Some(call_tool::run(self.service.clone(), &args, context).await);
         }
-        let catalog = self.registry.snapshot();
+        let catalog = self.registry.snapshot_for(&context.session);
         Some(match name {
             "list_tools" => list_tools::run(&self.index.get(&catalog)),
             "describe_tool" => describe_tool::run(&catalog, &args),

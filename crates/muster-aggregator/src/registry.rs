@@ -25,13 +25,16 @@
 mod build;
 mod catalog;
 mod route;
+mod sessions;
 mod watcher;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
-use muster_core::tool::{CallContext, ToolAvailability, ToolCall, ToolProvider, ToolService};
+use muster_core::tool::{
+    CallContext, SessionId, ToolAvailability, ToolCall, ToolProvider, ToolService,
+};
 use tokio::runtime::Handle;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -71,6 +74,8 @@ struct Inner {
     dirty: Arc<Notify>,
     stop: CancellationToken,
     rebuilder_started: AtomicBool,
+    /// How many sessions have servers of their own: 0 keeps session reads lock-free.
+    overlay_count: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -78,6 +83,7 @@ struct State {
     generation: u64,
     backends: BTreeMap<String, Registered<BackendEntry>>,
     cores: Vec<Registered<Arc<dyn ToolProvider>>>,
+    sessions: sessions::Overlays,
 }
 
 /// A provider plus the token that stops its revision watcher.
@@ -116,6 +122,7 @@ impl RegistryBuilder {
                 dirty: Arc::new(Notify::new()),
                 stop: CancellationToken::new(),
                 rebuilder_started: AtomicBool::new(false),
+                overlay_count: AtomicUsize::new(0),
             }),
         };
         registry.ensure_rebuilder();
@@ -249,13 +256,98 @@ impl Registry {
     }
 
     /// The service that calls any exposed tool by its exposed name, against the snapshot
-    /// current at the time of each call.
+    /// of the caller's session ([`snapshot_for`](Self::snapshot_for)) current at the time of
+    /// each call.
     pub fn service(&self) -> ToolService {
         let snapshots = self.inner.snapshot.subscribe();
+        let weak = Arc::downgrade(&self.inner);
         ToolService::new(tower::service_fn(move |call: ToolCall| {
-            let catalog = snapshots.borrow().clone();
+            let catalog = match weak.upgrade() {
+                Some(inner) => Registry { inner }.snapshot_for(&call.context.session),
+                None => snapshots.borrow().clone(),
+            };
             route::call(catalog, call)
         }))
+    }
+
+    /// Connects `provider` as the MCP server `server` for `session` alone: that session's
+    /// snapshot exposes its tools, prompts and resources (in place of a global server of the
+    /// same name), no other session's does.
+    pub fn upsert_session_backend(
+        &self,
+        session: &SessionId,
+        server: &str,
+        naming: BackendNaming,
+        provider: Arc<dyn ToolProvider>,
+    ) {
+        let mut state = self.inner.lock();
+        let overlay = state.sessions.entry(session.clone()).or_default();
+        overlay
+            .backends
+            .insert(server.to_owned(), BackendEntry { naming, provider });
+        overlay.invalidate();
+        self.inner.count_overlays(&state);
+    }
+
+    /// Removes the session server `server` of `session`; returns whether it was there.
+    pub fn remove_session_backend(&self, session: &SessionId, server: &str) -> bool {
+        let mut state = self.inner.lock();
+        let Some(overlay) = state.sessions.get_mut(session) else {
+            return false;
+        };
+        let removed = overlay.backends.remove(server).is_some();
+        overlay.invalidate();
+        if overlay.backends.is_empty() {
+            state.sessions.remove(session);
+        }
+        self.inner.count_overlays(&state);
+        removed
+    }
+
+    /// The names of the servers connected for `session` alone, sorted.
+    pub fn session_backends(&self, session: &SessionId) -> Vec<String> {
+        self.inner
+            .lock()
+            .sessions
+            .get(session)
+            .map(|o| o.backends.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The snapshot `session` sees: the global one, plus the servers connected for that
+    /// session alone. Cheap when the session has none (the global `Arc`); otherwise built
+    /// once per change of the global snapshot or of the session's servers.
+    pub fn snapshot_for(&self, session: &SessionId) -> Arc<AggregatedCatalog> {
+        let global = self.snapshot();
+        if self.inner.overlay_count.load(Ordering::Acquire) == 0 {
+            return global;
+        }
+        let mut state = self.inner.lock();
+        let State {
+            backends,
+            cores,
+            sessions,
+            ..
+        } = &mut *state;
+        let Some(overlay) = sessions.get_mut(session) else {
+            return global;
+        };
+        if let Some(cached) = overlay.cached(global.generation()) {
+            return cached;
+        }
+        let catalog = {
+            let merged = sessions::merged(backends, &overlay.backends);
+            let cores: Vec<&Arc<dyn ToolProvider>> = cores.iter().map(|c| &c.value).collect();
+            Arc::new(build::build(
+                &self.inner.naming,
+                &merged,
+                &cores,
+                global.generation(),
+                &AggregatedCatalog::default(),
+            ))
+        };
+        overlay.remember(global.generation(), Arc::clone(&catalog));
+        catalog
     }
 
     /// Starts the rebuild task if it is not running and a runtime is available; returns that
@@ -301,8 +393,8 @@ impl Registry {
 }
 
 impl ToolAvailability for Registry {
-    fn is_available(&self, tool: &str, _context: &CallContext) -> bool {
-        self.inner.snapshot.borrow().contains_tool(tool)
+    fn is_available(&self, tool: &str, context: &CallContext) -> bool {
+        self.snapshot_for(&context.session).contains_tool(tool)
     }
 }
 
@@ -311,6 +403,11 @@ impl ToolAvailability for Registry {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn count_overlays(&self, state: &State) {
+        self.overlay_count
+            .store(state.sessions.len(), Ordering::Release);
     }
 
     /// Publishes a new snapshot of `state` unless nothing visible changed. Runs with the

@@ -53,6 +53,30 @@ use tokio_util::sync::CancellationToken;
 
 pub use hosts::{AllowedHosts, LOOPBACK_HOSTS};
 
+/// Authentication in front of the MCP endpoints (`/mcp`, `/sse`, `/message`): it wraps
+/// their routes with its check and serves public routes of its own (sign-in endpoints,
+/// metadata documents). The check puts the caller's
+/// [`SessionId`](muster_core::tool::SessionId) and
+/// [`CallerIdentity`](muster_core::tool::CallerIdentity) into the request's extensions;
+/// every call made on the request then belongs to that session.
+pub trait FrontDoorAuth: Send + Sync + std::fmt::Debug + 'static {
+    /// The MCP routes behind the check.
+    fn protect(&self, routes: Router) -> Router;
+    /// Routes served next to them, without the check.
+    fn routes(&self) -> Router;
+}
+
+#[cfg(feature = "oauth-server")]
+impl FrontDoorAuth for crate::oauth_server::OAuthServer {
+    fn protect(&self, routes: Router) -> Router {
+        crate::oauth_server::OAuthServer::protect(self, routes)
+    }
+
+    fn routes(&self) -> Router {
+        crate::oauth_server::OAuthServer::routes(self)
+    }
+}
+
 use crate::meta_tools::MetaTools;
 use crate::registry::Registry;
 
@@ -84,10 +108,15 @@ pub struct AggregatorBuilder {
     allowed_hosts: AllowedHosts,
     sse_keep_alive: Duration,
     shutdown: Option<CancellationToken>,
+    auth: Option<Arc<dyn FrontDoorAuth>>,
+    #[cfg(feature = "http-client")]
+    backend_auth: Option<crate::auth::BackendAuth>,
 }
 
 #[derive(Debug)]
 struct Inner {
+    /// Authentication in front of the MCP endpoints, when configured.
+    auth: Option<Arc<dyn FrontDoorAuth>>,
     meta: MetaTools,
     implementation: Implementation,
     allowed_hosts: AllowedHosts,
@@ -98,6 +127,9 @@ struct Inner {
     notifier_started: AtomicBool,
     /// Stops the list-changed notifier when the aggregator is gone.
     notifier_stop: CancellationToken,
+    /// Sign-in to protected servers: its routes and `auth://status`.
+    #[cfg(feature = "http-client")]
+    backend_auth: Option<crate::auth::BackendAuth>,
 }
 
 impl Drop for Inner {
@@ -153,6 +185,23 @@ impl AggregatorBuilder {
         self
     }
 
+    /// Puts `auth` in front of the MCP endpoints (default: none, every caller is the
+    /// `default-user` session).
+    #[must_use]
+    pub fn auth(mut self, auth: Arc<dyn FrontDoorAuth>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Serves the sign-in routes of `auth` (`/oauth/proxy/*`) and the `auth://status`
+    /// resource.
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn backend_auth(mut self, auth: crate::auth::BackendAuth) -> Self {
+        self.backend_auth = Some(auth);
+        self
+    }
+
     /// Builds the aggregator.
     pub fn build(self) -> Aggregator {
         let version = if self.version.is_empty() {
@@ -162,6 +211,7 @@ impl AggregatorBuilder {
         };
         let aggregator = Aggregator {
             inner: Arc::new(Inner {
+                auth: self.auth,
                 meta: MetaTools::new(self.registry),
                 implementation: Implementation::new(self.name, version),
                 allowed_hosts: self.allowed_hosts,
@@ -170,6 +220,8 @@ impl AggregatorBuilder {
                 peers: notify::Peers::default(),
                 notifier_started: AtomicBool::new(false),
                 notifier_stop: CancellationToken::new(),
+                #[cfg(feature = "http-client")]
+                backend_auth: self.backend_auth,
             }),
         };
         aggregator.ensure_notifier();
@@ -189,6 +241,9 @@ impl Aggregator {
             allowed_hosts: AllowedHosts::default(),
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             shutdown: None,
+            auth: None,
+            #[cfg(feature = "http-client")]
+            backend_auth: None,
         }
     }
 
@@ -304,7 +359,9 @@ pub async fn serve(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
-    axum::serve(listener, router)
+    // The peer address is recorded for the per-address bounds of authentication.
+    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, service)
         .with_graceful_shutdown(shutdown)
         .await
 }

@@ -138,6 +138,16 @@ impl Services {
         self.backends().get(name).map(|r| r.backend.clone())
     }
 
+    /// Changes whenever a service is created, replaced or removed.
+    pub fn membership(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.membership.subscribe()
+    }
+
+    /// The names of every service, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.backends().keys().cloned().collect()
+    }
+
     /// Stops every service (on shutdown): children are killed and reaped.
     pub async fn stop_all(&self) {
         let all: Vec<Running> = self.backends().values().cloned().collect();

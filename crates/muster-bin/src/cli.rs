@@ -93,6 +93,21 @@ pub(crate) struct ServeArgs {
     /// Accepted for compatibility: destructive tools are not blocked.
     #[arg(long, hide = true)]
     pub(crate) yolo: bool,
+
+    /// Protect muster with OAuth 2.1 (`aggregator.oauth.server.enabled`): clients sign in
+    /// through the upstream provider of `aggregator.oauth.server.dex`.
+    #[arg(long)]
+    pub(crate) oauth_server: bool,
+
+    /// muster's public base URL for OAuth (`aggregator.oauth.server.baseUrl`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) oauth_server_base_url: Option<String>,
+
+    /// PEM file of CA certificates to trust, in addition to the system's, for outgoing
+    /// HTTPS (identity providers, JWKS, remote MCP servers); overrides
+    /// `aggregator.extraCaFile`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) extra_ca_file: Option<PathBuf>,
 }
 
 /// Arguments of `muster validate`.

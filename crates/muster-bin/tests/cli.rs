@@ -441,6 +441,7 @@ spec:
       valueFrom: {type: Secret, name: token, key: value}
   auth:
     type: oauth
+    forwardToken: true
 ";
 
 #[test]
@@ -464,9 +465,8 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
         "mcpserver/remote (mcpservers/remote.yaml): invalid",
         "  spec.headersFrom: not supported in filesystem mode, which has no Secrets to read \
          header values from; put the header in spec.headers instead",
-        "  spec.auth: signing in to MCP servers (OAuth, token forwarding, token exchange) is not \
-         supported in filesystem mode yet; remove spec.auth and put the server's credentials \
-         in spec.headers",
+        "  spec.auth.forwardToken: signing in with the caller's own identity is not supported \
+         in filesystem mode yet; remove it and let each session sign in with core_auth_login",
     ] {
         assert!(
             text.lines().any(|l| l == line),

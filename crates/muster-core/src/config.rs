@@ -5,6 +5,7 @@
 //! written back out by serialization. Use the `*File` keys to keep them in files.
 
 mod limits;
+mod oauth_server;
 
 use std::path::PathBuf;
 
@@ -15,6 +16,9 @@ use crate::resource::validate::Violation;
 use crate::secret::SecretString;
 
 pub use limits::{BackendLimits, EventLimits, LimitsConfig, WorkflowLimits};
+pub use oauth_server::{
+    AuthRateLimitConfig, OAuthStorageConfig, OAuthStorageType, TrustedIssuerConfig, ValkeyConfig,
+};
 
 /// Where the running configuration lives, for the `core_config_*` tools.
 #[async_trait::async_trait]
@@ -104,19 +108,20 @@ impl MusterConfig {
         let mut out = Vec::new();
         let aggregator = &self.aggregator;
         if aggregator.oauth.server.enabled {
-            out.push(Violation::new(
-                "aggregator.oauth.server.enabled",
-                "protecting muster with OAuth is not supported yet, so muster would serve \
-                 without authentication; remove the setting (muster serves loopback clients only \
-                 unless aggregator.allowedHosts says otherwise)",
-            ));
+            out.extend(aggregator.oauth.server.problems());
         }
-        if aggregator.oauth.mcp_client.enabled {
-            out.push(Violation::new(
-                "aggregator.oauth.mcpClient.enabled",
-                "signing in to MCP servers with OAuth is not supported yet; remove the setting \
-                 and give servers their credentials in spec.headers",
-            ));
+        let server = &aggregator.oauth.server;
+        for (set, key) in [
+            (server.encryption_key.is_some(), "encryptionKey"),
+            (server.encryption_key_file.is_some(), "encryptionKeyFile"),
+        ] {
+            if set {
+                out.push(Violation::new(
+                    format!("aggregator.oauth.server.{key}"),
+                    "encryption at rest applies to the Valkey store, which is not available \
+                     yet; remove the setting",
+                ));
+            }
         }
         let admin = &aggregator.admin;
         let default_admin = AdminConfig::default();
@@ -199,9 +204,13 @@ pub struct AggregatorConfig {
     pub allowed_hosts: Vec<String>,
     /// The admin UI, not available yet: any setting in it is refused.
     pub admin: AdminConfig,
-    /// OAuth, towards downstream servers and protecting muster: accepted for compatibility,
-    /// not built yet (ignored).
+    /// OAuth, towards downstream servers and protecting muster.
     pub oauth: OAuthConfig,
+    /// PEM file of CA certificates trusted, in addition to the system's, for every outgoing
+    /// HTTPS connection (OpenID providers, JWKS, remote MCP servers); `--extra-ca-file`
+    /// overrides it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_ca_file: Option<PathBuf>,
 }
 
 impl Default for AggregatorConfig {
@@ -215,6 +224,7 @@ impl Default for AggregatorConfig {
             allowed_hosts: Vec::new(),
             admin: AdminConfig::default(),
             oauth: OAuthConfig::default(),
+            extra_ca_file: None,
         }
     }
 }
@@ -261,19 +271,22 @@ impl Default for AdminConfig {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthConfig {
-    /// muster as OAuth client of downstream servers (not available yet).
+    /// muster as OAuth client of protected MCP servers (`core_auth_login`).
     pub mcp_client: OAuthClientConfig,
-    /// muster as OAuth-protected server (not available yet).
+    /// muster as OAuth-protected server.
     pub server: OAuthServerConfig,
 }
 
-/// The `aggregator.oauth.mcpClient` section (ignored: OAuth is not built yet).
+/// The `aggregator.oauth.mcpClient` section: muster signs in to OAuth-protected MCP servers
+/// on behalf of each session.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthClientConfig {
-    /// Enabled (default false). Not available yet: `true` is refused.
+    /// Enabled (default false). Without it `core_auth_login` answers that OAuth is not
+    /// configured.
     pub enabled: bool,
-    /// muster's public URL, used for callbacks and its client metadata document.
+    /// muster's public URL, used for callbacks and its client metadata document (default:
+    /// `http://<host>:<port>` of the aggregator).
     pub public_url: String,
     /// Client id; default `<publicUrl><cimd.path>`.
     pub client_id: String,
@@ -281,7 +294,7 @@ pub struct OAuthClientConfig {
     pub callback_path: String,
     /// Client ID Metadata Document settings.
     pub cimd: CimdConfig,
-    /// Where a finished login may redirect to.
+    /// Where a finished login may redirect to (ignored).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub post_login_redirect_allowlist: Vec<String>,
 }
@@ -318,31 +331,61 @@ impl Default for CimdConfig {
     }
 }
 
-/// The `aggregator.oauth.server` section (ignored: OAuth is not built yet, so the endpoint is
-/// unauthenticated whatever it says).
+/// The `aggregator.oauth.server` section: muster as OAuth 2.1 authorization server (signing
+/// users in through an upstream OpenID provider) and resource server (`/mcp`, `/sse` and
+/// `/message` require a bearer).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct OAuthServerConfig {
-    /// Enabled (default false). Not available yet: `true` is refused, since muster would
-    /// serve without the protection asked for.
+    /// Enabled (default false).
     pub enabled: bool,
-    /// muster's public base URL.
+    /// muster's public base URL, e.g. `https://muster.example.com`: its issuer identifier
+    /// and the base of every OAuth endpoint. Required when enabled.
     pub base_url: String,
-    /// Upstream identity provider: `dex` (default) or `google`.
+    /// Upstream identity provider: `dex` (default; any OpenID provider with discovery).
     pub provider: String,
-    /// Dex settings.
+    /// Upstream provider settings.
     pub dex: DexConfig,
-    /// Resource identifier tokens are bound to (default `baseUrl`).
+    /// Resource identifier tokens are bound to (RFC 8707; default `baseUrl`).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub resource_identifier: String,
-    /// Rolling session duration (default `720h`).
+    /// Rolling session duration: how long a refresh-token family lives without use
+    /// (default `720h`).
     pub session_duration: String,
-    /// Audiences of externally issued tokens muster accepts.
+    /// Audiences of externally issued tokens muster accepts in addition to the resource
+    /// identifier.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trusted_audiences: Vec<String>,
+    /// Issuers whose JWTs muster accepts as bearers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trusted_issuers: Vec<TrustedIssuerConfig>,
     /// Origins allowed for CORS.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<String>,
+    /// Registration token required by `POST /oauth/register` (never serialized).
+    #[serde(skip_serializing)]
+    #[schemars(with = "Option<String>")]
+    pub registration_token: Option<SecretString>,
+    /// File holding the registration token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registration_token_file: Option<PathBuf>,
+    /// Allow dynamic client registration without the registration token (default false).
+    pub allow_public_client_registration: bool,
+    /// Custom URI schemes (`cursor`, `vscode`) accepted as redirect URIs of registered
+    /// clients.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trusted_public_registration_schemes: Vec<String>,
+    /// Accept Client ID Metadata Documents: an `https` URL as `client_id` (default true).
+    #[serde(rename = "enableCIMD")]
+    pub enable_cimd: bool,
+    /// Accept `http://localhost`, `http://127.0.0.1` and `http://[::1]` redirect URIs
+    /// (default true).
+    #[serde(rename = "allowLocalhostRedirectURIs")]
+    pub allow_localhost_redirect_uris: bool,
+    /// Where grants, clients and pending sign-ins are kept.
+    pub storage: OAuthStorageConfig,
+    /// Bound on sign-in attempts and failed bearers per client address.
+    pub rate_limit: AuthRateLimitConfig,
     /// Encryption key of stored tokens (never serialized).
     #[serde(skip_serializing)]
     #[schemars(with = "Option<String>")]
@@ -362,11 +405,84 @@ impl Default for OAuthServerConfig {
             resource_identifier: String::new(),
             session_duration: "720h".to_owned(),
             trusted_audiences: Vec::new(),
+            trusted_issuers: Vec::new(),
             allowed_origins: Vec::new(),
+            registration_token: None,
+            registration_token_file: None,
+            allow_public_client_registration: false,
+            trusted_public_registration_schemes: Vec::new(),
+            enable_cimd: true,
+            allow_localhost_redirect_uris: true,
+            storage: OAuthStorageConfig::default(),
+            rate_limit: AuthRateLimitConfig::default(),
             encryption_key: None,
             encryption_key_file: None,
         }
     }
+}
+
+impl OAuthServerConfig {
+    /// What keeps an enabled OAuth server from starting, each naming the key.
+    pub fn problems(&self) -> Vec<Violation> {
+        let mut out = Vec::new();
+        let at = "aggregator.oauth.server";
+        let mut push = |key: &str, rule: &str| {
+            out.push(Violation::new(format!("{at}.{key}"), rule.to_owned()));
+        };
+        if !is_http_url(&self.base_url) {
+            push("baseUrl", "is required: muster's public http(s) URL");
+        }
+        if self.provider != "dex" {
+            push(
+                "provider",
+                "only `dex` (any OpenID provider with discovery) is supported",
+            );
+        }
+        if !is_http_url(&self.dex.issuer_url) {
+            push(
+                "dex.issuerUrl",
+                "is required: the upstream provider's issuer URL",
+            );
+        }
+        if self.dex.client_id.is_empty() {
+            push(
+                "dex.clientId",
+                "is required: muster's client id at the provider",
+            );
+        }
+        if self.storage.kind == OAuthStorageType::Valkey {
+            push(
+                "storage.type",
+                "`valkey` is not available in this muster yet; use `memory`",
+            );
+        }
+        if self.rate_limit.per_minute == 0 {
+            push("rateLimit.perMinute", "must be at least 1");
+        }
+        for (i, issuer) in self.trusted_issuers.iter().enumerate() {
+            if !is_http_url(&issuer.issuer) {
+                push(
+                    &format!("trustedIssuers[{i}].issuer"),
+                    "is required: the issuer's http(s) URL",
+                );
+            }
+            if !issuer.jwks_url.is_empty() && !is_http_url(&issuer.jwks_url) {
+                push(
+                    &format!("trustedIssuers[{i}].jwksUrl"),
+                    "must be an http(s) URL",
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Whether `text` is an absolute `http` or `https` URL with a host.
+fn is_http_url(text: &str) -> bool {
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"));
+    rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/'))
 }
 
 /// `aggregator.oauth.server.dex`.
@@ -384,7 +500,7 @@ pub struct DexConfig {
     /// File holding the client secret.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret_file: Option<PathBuf>,
-    /// Connector to use at Dex.
+    /// Connector to use at Dex (sent as `connector_id`, so Dex skips its chooser).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub connector_id: String,
 }
@@ -437,11 +553,20 @@ mod tests {
         assert_eq!(
             paths,
             [
-                "aggregator.oauth.server.enabled",
-                "aggregator.oauth.mcpClient.enabled",
+                "aggregator.oauth.server.baseUrl",
+                "aggregator.oauth.server.dex.issuerUrl",
+                "aggregator.oauth.server.dex.clientId",
                 "aggregator.admin.enabled",
             ]
         );
+        let complete: MusterConfig = serde_json::from_value(serde_json::json!({
+            "aggregator": { "oauth": { "server": {
+                "enabled": true, "baseUrl": "https://muster.example.com",
+                "dex": { "issuerUrl": "https://dex.example.com", "clientId": "muster" }
+            } } }
+        }))
+        .unwrap();
+        assert!(complete.unsupported_settings().is_empty());
         assert!(MusterConfig::default().unsupported_settings().is_empty());
         let port: MusterConfig = serde_json::from_value(serde_json::json!({
             "aggregator": { "admin": { "port": 7777 } }

@@ -49,6 +49,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod auth;
 pub mod config;
 pub mod event;
 pub mod reconcile;

@@ -17,9 +17,15 @@ use super::handler::UpstreamHandler;
 use super::headers::resolve_headers;
 use super::options::BackendOptions;
 
-/// The HTTP client of remote backends: no Nagle delay, connects bounded by `timeout`.
-pub(crate) fn http_client(timeout: Duration) -> Result<reqwest::Client, Failure> {
-    reqwest::Client::builder()
+/// The HTTP client of remote backends: no Nagle delay, connects bounded by `timeout`,
+/// trusting the extra CA certificates of `options`.
+pub(crate) fn http_client(
+    timeout: Duration,
+    options: &BackendOptions,
+) -> Result<reqwest::Client, Failure> {
+    options
+        .extra_roots
+        .apply(reqwest::Client::builder())
         .tcp_nodelay(true)
         .connect_timeout(timeout)
         .build()
@@ -51,7 +57,15 @@ async fn open_inner(
         .custom_headers(headers)
         .max_sse_event_size(options.max_result_bytes)
         .max_json_response_size(options.max_result_bytes);
-    let transport = StreamableHttpClientTransport::with_client(http_client(timeout)?, config);
+    let http = http_client(timeout, options)?;
+    if let Some(source) = &options.bearer {
+        let client = super::bearer::BearerClient::new(http, std::sync::Arc::clone(source));
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        return serve(handler, transport, options, ct)
+            .await
+            .map_err(|e| init_failure(&e));
+    }
+    let transport = StreamableHttpClientTransport::with_client(http, config);
     serve(handler, transport, options, ct)
         .await
         .map_err(|e| init_failure(&e))

@@ -78,6 +78,14 @@ pub struct BackendOptions {
     /// after a killed one reaps what it left; `None` records nothing.
     #[cfg(feature = "stdio")]
     pub process_registry: Option<super::reaper::ProcessRegistry>,
+    /// CA certificates trusted for HTTPS servers in addition to the system's
+    /// (`--extra-ca-file`).
+    #[cfg(feature = "http-client")]
+    pub extra_roots: crate::tls::ExtraRoots,
+    /// The access token of a remote server's requests (a session's sign-in), read on every
+    /// request; `None` sends only the spec's headers.
+    #[cfg(feature = "http-client")]
+    pub bearer: Option<Arc<dyn super::bearer::BearerSource>>,
 }
 
 impl Default for BackendOptions {
@@ -96,6 +104,9 @@ impl Default for BackendOptions {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             #[cfg(feature = "stdio")]
             process_registry: None,
+            #[cfg(feature = "http-client")]
+            extra_roots: crate::tls::ExtraRoots::default(),
+            bearer: None,
         }
     }
 }
@@ -114,11 +125,19 @@ impl fmt::Debug for BackendOptions {
             .field("connector", &self.connector)
             .field("redactions", &self.redactions)
             .field("max_result_bytes", &self.max_result_bytes)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
 impl BackendOptions {
+    /// Trusts `roots` for HTTPS servers in addition to the system's CAs.
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn with_extra_roots(mut self, roots: crate::tls::ExtraRoots) -> Self {
+        self.extra_roots = roots;
+        self
+    }
+
     /// The defaults, with the backoff read from `MUSTER_MCPSERVER_INITIAL_BACKOFF` and
     /// `MUSTER_MCPSERVER_MAX_BACKOFF`, and the recovery loop's interval from
     /// `MUSTER_ORCHESTRATOR_RETRY_INTERVAL`, when they are set.
@@ -176,6 +195,14 @@ impl BackendOptions {
     #[must_use]
     pub fn with_secrets(mut self, secrets: Arc<dyn SecretResolver>) -> Self {
         self.secrets = Some(secrets);
+        self
+    }
+
+    /// Authorizes every request of remote servers with the current token of `source`.
+    #[cfg(feature = "http-client")]
+    #[must_use]
+    pub fn with_bearer(mut self, source: Arc<dyn super::bearer::BearerSource>) -> Self {
+        self.bearer = Some(source);
         self
     }
 

@@ -203,7 +203,7 @@ async fn open_inner(
     ct: CancellationToken,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
     let headers = resolve_headers(remote, options, redactor).await?;
-    let transport = connect(http_client(timeout)?, &remote.url, headers).await?;
+    let transport = connect(http_client(timeout, options)?, &remote.url, headers).await?;
     serve(handler, transport, options, ct)
         .await
         .map_err(|e| init_failure(&e))

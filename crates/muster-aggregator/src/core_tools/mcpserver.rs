@@ -73,6 +73,7 @@ impl CoreTools {
     pub(super) async fn mcpserver_list(
         &self,
         args: JsonObject,
+        context: &muster_core::tool::CallContext,
     ) -> Result<CallToolResult, ToolError> {
         let show_all = args
             .get("showAll")
@@ -98,7 +99,18 @@ impl CoreTools {
                 hidden += 1;
                 continue;
             }
-            items.push(info(obj, verbose));
+            let mut item = info(obj, verbose);
+            if let Some(auth) = &self.inner.session_auth
+                && let Some((status, tools)) =
+                    auth.session_status(&context.session, &obj.metadata.name)
+                && let Value::Object(m) = &mut item
+            {
+                m.insert("sessionStatus".to_owned(), json!(status));
+                if tools > 0 {
+                    m.insert("toolsCount".to_owned(), json!(tools));
+                }
+            }
+            items.push(item);
         }
         let mut doc = json!({ "mcpServers": items, "total": items.len(), "mode": self.inner.mode });
         if hidden > 0 {

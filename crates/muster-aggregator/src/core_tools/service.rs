@@ -62,14 +62,18 @@ pub trait ServiceControl: Send + Sync + std::fmt::Debug {
     /// Stops a service.
     async fn stop(&self, name: &str) -> Result<StopOutcome, String>;
     /// Restarts a service.
-    async fn restart(&self, name: &str) -> Result<(), String>;
+    async fn restart(&self, name: &str) -> Result<StartOutcome, String>;
 }
 
 fn auth_required(name: &str) -> String {
     format!(
-        "Service '{name}' requires OAuth authentication.\n\nThis muster cannot sign in to MCP servers yet: \
-         put the server's credentials in spec.headers (e.g. an Authorization header) with \
-         core_mcpserver_update, then start it again."
+        "Service '{name}' requires OAuth authentication.
+
+To connect, sign in with:
+  \
+         core_auth_login(server=\"{name}\")
+and open the link it returns in your browser; the \
+         server's tools appear for your session once you are signed in."
     )
 }
 
@@ -132,7 +136,8 @@ impl CoreTools {
             return Ok(error("name is required"));
         };
         Ok(match self.inner.services.restart(&name).await {
-            Ok(()) => text(format!("Successfully restarted service '{name}'")),
+            Ok(StartOutcome::AuthRequired) => error(auth_required(&name)),
+            Ok(_) => text(format!("Successfully restarted service '{name}'")),
             Err(e) => error(format!("Failed to restart service: {e}")),
         })
     }

@@ -2,7 +2,7 @@
 //! `prompts/get` and `resources/read` reach the downstream prompts and resources, and
 //! `subscriptions/listen` streams list changes to 2026-07-28 clients.
 
-use muster_core::tool::{CallContext, SessionId, upstream_meta};
+use muster_core::tool::{CallContext, CallerIdentity, SessionId, upstream_meta};
 use rmcp::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorData,
@@ -62,6 +62,7 @@ impl ServerHandler for Aggregator {
         let relay = Relay::start(&context);
         let call_context = CallContext {
             session: session_of(&context),
+            caller: caller_of(&context),
             progress: relay.as_ref().map(Relay::sink),
             notifier: Some(notify::session_notifier(context.peer.clone())),
             cancellation: context.ct.child_token(),
@@ -94,9 +95,9 @@ impl ServerHandler for Aggregator {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        reads::get_prompt(self.registry(), request)
+        reads::get_prompt(self.registry(), &session_of(&context), request)
             .await
             .map(Into::into)
     }
@@ -104,9 +105,16 @@ impl ServerHandler for Aggregator {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        reads::read_resource(self.registry(), request)
+        let session = session_of(&context);
+        #[cfg(feature = "http-client")]
+        if let Some(auth) = self.inner.backend_auth.as_ref()
+            && request.uri == crate::auth::STATUS_URI
+        {
+            return Ok(auth.read_status(&session).await.into());
+        }
+        reads::read_resource(self.registry(), &session, request)
             .await
             .map(Into::into)
     }
@@ -135,14 +143,26 @@ impl ServerHandler for Aggregator {
     }
 }
 
-/// The session a request belongs to: its `mcp-session-id`, else `default-user`.
+/// The session a request belongs to: the one the front door's authentication established,
+/// else its `mcp-session-id`, else `default-user`.
 fn session_of(context: &RequestContext<RoleServer>) -> SessionId {
-    context
-        .extensions
-        .get::<http::request::Parts>()
+    let parts = context.extensions.get::<http::request::Parts>();
+    if let Some(session) = parts.and_then(|p| p.extensions.get::<SessionId>()) {
+        return session.clone();
+    }
+    parts
         .and_then(|parts| parts.headers.get(SESSION_HEADER))
         .and_then(|value| value.to_str().ok())
         .filter(|id| !id.is_empty())
         .map(SessionId::new)
         .unwrap_or_default()
+}
+
+/// The caller the front door's authentication established, if any.
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<CallerIdentity> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<CallerIdentity>())
+        .cloned()
 }

@@ -34,20 +34,30 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
             jsonrpc_errors::guard,
         ))
         .service(mcp);
-    let mcp_routes = Router::new()
+    let mut mcp_routes = Router::new()
         .route_service(MCP_PATH, mcp)
         .route("/sse", get(sse::connect))
         .route("/message", post(sse::message))
         .with_state(sse::SseState::new(aggregator.clone()))
-        .layer(middleware::from_fn(session_delete_no_content))
-        .layer(middleware::from_fn_with_state(
-            aggregator.inner.allowed_hosts.clone(),
-            hosts::guard,
-        ));
-    Router::new()
+        .layer(middleware::from_fn(session_delete_no_content));
+    if let Some(auth) = &aggregator.inner.auth {
+        mcp_routes = auth.protect(mcp_routes);
+    }
+    let mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(
+        aggregator.inner.allowed_hosts.clone(),
+        hosts::guard,
+    ));
+    let mut router = Router::new()
         .route("/health", get(health))
-        .merge(mcp_routes)
-        .fallback(not_found)
+        .merge(mcp_routes);
+    if let Some(auth) = &aggregator.inner.auth {
+        router = router.merge(auth.routes());
+    }
+    #[cfg(feature = "http-client")]
+    if let Some(auth) = &aggregator.inner.backend_auth {
+        router = router.merge(auth.routes());
+    }
+    router.fallback(not_found)
 }
 
 /// Every other path: the MCP endpoint answers on its own path only, so nothing that probes

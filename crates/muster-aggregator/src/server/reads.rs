@@ -2,7 +2,7 @@
 //! resources the meta-tools reach, by their exposed names and URIs, answered in the
 //! protocol's own result shapes.
 
-use muster_core::tool::ToolError;
+use muster_core::tool::{SessionId, ToolError};
 use rmcp::model::{
     ErrorData, GetPromptRequestParams, GetPromptResult, ReadResourceRequestParams,
     ReadResourceResult,
@@ -14,9 +14,10 @@ use crate::registry::Registry;
 /// Renders the exposed prompt `params.name`; an unknown name is `-32602`.
 pub(super) async fn get_prompt(
     registry: &Registry,
+    session: &SessionId,
     params: GetPromptRequestParams,
 ) -> Result<GetPromptResult, ErrorData> {
-    let catalog = registry.snapshot();
+    let catalog = registry.snapshot_for(session);
     let Some(render) = catalog
         .prompt(&params.name)
         .map(|p| p.get(params.arguments))
@@ -34,9 +35,10 @@ pub(super) async fn get_prompt(
 /// ones, as each specification asks).
 pub(super) async fn read_resource(
     registry: &Registry,
+    session: &SessionId,
     params: ReadResourceRequestParams,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let catalog = registry.snapshot();
+    let catalog = registry.snapshot_for(session);
     let Some(read) = catalog.resource(&params.uri).map(|r| r.read()) else {
         return Err(ErrorData::resource_not_found(
             format!("Resource not found: {}", params.uri),

@@ -176,12 +176,13 @@ impl ServiceControl for Services {
         Ok(StopOutcome::Stopped)
     }
 
-    async fn restart(&self, name: &str) -> Result<(), String> {
+    async fn restart(&self, name: &str) -> Result<StartOutcome, String> {
         let Some(backend) = self.backend(name) else {
             return Err(format!("service {name} not found"));
         };
         match backend.restart().await {
-            Ok(()) | Err(BackendError::AuthRequired { .. }) => Ok(()),
+            Ok(()) => Ok(StartOutcome::Started),
+            Err(BackendError::AuthRequired { .. }) => Ok(StartOutcome::AuthRequired),
             Err(e) => Err(format!("failed to restart service {name}: {e}")),
         }
     }

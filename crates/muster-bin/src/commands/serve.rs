@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use muster_aggregator::auth::{BackendAuth, ClientSettings};
 use muster_aggregator::backend::{BackendOptions, ProcessRegistry};
 use muster_aggregator::core_tools::CoreTools;
 use muster_aggregator::naming::{FamilyDescriptions, NamingOptions};
@@ -35,6 +36,7 @@ const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 
 mod example;
 mod kubernetes;
+mod oauth;
 mod secrets;
 
 /// How many events a `core_events` follower may fall behind before it misses some.
@@ -78,6 +80,12 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(port) = args.port {
         config.aggregator.port = port;
     }
+    oauth::apply_flags(args, &mut config);
+    if let Some(problem) = config.unsupported_settings().first() {
+        bail!("{problem}");
+    }
+    let extra_roots = oauth::extra_roots(&config)?;
+    let front_door_auth = oauth::front_door(&config, &extra_roots)?;
     let namespace = config.namespace().to_owned();
     let mut kube = if kubernetes::wanted(&root, config.kubernetes) {
         Some(kubernetes::connect(&namespace, secrets::rules(&root)).await?)
@@ -137,7 +145,8 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .with_namespace(&namespace)
         .with_redactions(crate::logging::redactions().clone())
         .with_max_result_bytes(config.limits.backends.max_result_bytes)
-        .with_process_registry(processes);
+        .with_process_registry(processes)
+        .with_extra_roots(extra_roots);
     if let Some(reader) = kube.as_mut().and_then(|k| k.secrets.take()) {
         options = options.with_secrets(Arc::new(secrets::Resolver(reader)));
     }
@@ -153,7 +162,12 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         })
         .build();
     let config_store = Arc::new(FsConfigStore::new(&layout, config.clone()));
+    let backend_auth = BackendAuth::new(
+        ClientSettings::from_config(&config.aggregator),
+        services.clone(),
+    )?;
     let core = CoreTools::builder(mcpservers.clone(), config_store, Arc::new(services.clone()))
+        .session_auth(Arc::new(backend_auth.clone()))
         .events(events.clone())
         .namespace(&namespace)
         .validation(validation)
@@ -179,6 +193,7 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(workflow_tools.clone().watch());
     registry.set_core(Arc::new(workflow_tools));
     registry.set_core(Arc::new(core));
+    registry.set_core(Arc::new(backend_auth.tools()));
 
     // Reconcilers: driven by the stores' watch streams, or by kube-runtime controllers.
     let workflow_reconciler = Arc::new(
@@ -210,10 +225,14 @@ async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     tokio::spawn(prune_executions(executions, leadership));
 
     // The front door.
-    let aggregator = Aggregator::builder(registry)
+    let mut aggregator = Aggregator::builder(registry)
         .version(env!("CARGO_PKG_VERSION"))
-        .allowed_hosts(config.aggregator.allowed_hosts.clone())
-        .build();
+        .allowed_hosts(config.aggregator.allowed_hosts.clone());
+    aggregator = aggregator.backend_auth(backend_auth);
+    if let Some(auth) = front_door_auth {
+        aggregator = aggregator.auth(auth);
+    }
+    let aggregator = aggregator.build();
     if config.aggregator.transport == AggregatorTransport::Stdio {
         // MCP on muster's own stdin/stdout; logs stay on stderr.
         tracing::info!(config = %root.display(), "muster is serving MCP on stdio");

@@ -352,8 +352,11 @@ impl McpServerSpec {
     }
 
     /// Settings filesystem mode accepts in a definition but cannot honour yet: `headersFrom`
-    /// (there are no Secrets to read) and `auth` beyond `type: none` (muster does not sign in
-    /// to servers there). Definitions with them are stored as written; `muster validate`
+    /// (there are no Secrets to read) and the parts of `auth` muster does not do there (token
+    /// forwarding and exchange, client credentials from Secrets, subject grants, revocation,
+    /// identity forwarding and provider Apps). `type: oauth` and an `authorizationServer`
+    /// with `issuer`, `scopes`, `authorizationEndpoint`/`tokenEndpoint` and
+    /// `expectedIssuer` work. Definitions with them are stored as written; `muster validate`
     /// reports them and `muster serve` refuses to start such a server, saying why, instead of
     /// connecting without the header or the sign-in.
     pub fn unsupported_in_filesystem_mode(&self) -> ValidationErrors {
@@ -368,21 +371,48 @@ impl McpServerSpec {
                  from; put the header in spec.headers instead",
             );
         }
-        let no_auth = McpServerAuth {
-            type_: Some(AuthType::None),
-            ..McpServerAuth::default()
+        let Some(auth) = &remote.auth else {
+            return errors;
         };
-        if remote
-            .auth
-            .as_ref()
-            .is_some_and(|a| *a != no_auth && *a != McpServerAuth::default())
-        {
-            errors.push(
-                "spec.auth",
-                "signing in to MCP servers (OAuth, token forwarding, token exchange) is not \
-                 supported in filesystem mode yet; remove spec.auth and put the server's \
-                 credentials in spec.headers",
-            );
+        let sso = "signing in with the caller's own identity is not supported in filesystem \
+                   mode yet; remove it and let each session sign in with core_auth_login";
+        if auth.forward_token {
+            errors.push("spec.auth.forwardToken", sso);
+        }
+        if auth.token_exchange.as_ref().is_some_and(|t| t.enabled) {
+            errors.push("spec.auth.tokenExchange", sso);
+        }
+        if auth.forward_identity {
+            errors.push("spec.auth.forwardIdentity", sso);
+        }
+        if !auth.provider_apps.is_empty() {
+            errors.push("spec.auth.providerApps", sso);
+        }
+        if !auth.required_audiences.is_empty() {
+            errors.push("spec.auth.requiredAudiences", sso);
+        }
+        if let Some(server) = &auth.authorization_server {
+            if server.client_credentials_secret_ref.is_some() {
+                errors.push(
+                    "spec.auth.authorizationServer.clientCredentialsSecretRef",
+                    "not supported in filesystem mode, which has no Secrets to read; muster \
+                     signs in as a public client with PKCE",
+                );
+            }
+            if server.grant_scope == Some(GrantScope::Subject) {
+                errors.push(
+                    "spec.auth.authorizationServer.grantScope",
+                    "subject grants are not supported yet; remove it (grants belong to the \
+                     session that signed in)",
+                );
+            }
+            if server.revocation_endpoint.is_some() {
+                errors.push(
+                    "spec.auth.authorizationServer.revocationEndpoint",
+                    "revoking grants at sign-out is not supported yet; remove it (sign-out \
+                     drops the grant)",
+                );
+            }
         }
         errors
     }

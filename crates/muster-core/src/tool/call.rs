@@ -83,16 +83,38 @@ impl fmt::Display for SessionId {
 }
 
 /// Who is calling, as established by muster's front door.
-#[derive(Debug, Clone)]
+///
+/// Without OAuth there is no identity (the call belongs to the `default-user` session).
+/// With `aggregator.oauth.server`, every request carries one: the principal of the
+/// validated bearer. Credentials in it are [`SecretString`]s and never shown.
+#[derive(Debug, Clone, Default)]
 pub struct CallerIdentity {
-    /// The subject (`sub`) of the caller's token.
+    /// The subject (`sub`, or the configured subject claim) of the caller's token.
     pub subject: String,
     /// The caller's email claim, when the token carried one.
     pub email: Option<String>,
-    /// The issuer of the caller's token.
+    /// The issuer of the caller's token (muster's upstream provider for sign-ins to muster).
     pub issuer: Option<String>,
+    /// The party the token was issued to: `azp`, else the first `aud`, else the OAuth
+    /// client that signed in to muster.
+    pub audience: Option<String>,
+    /// The actor chain of a delegated token (`act.sub`, outermost actor first); empty when
+    /// the caller acts for itself.
+    pub actor: Vec<String>,
     /// The caller's upstream ID token, for servers with token forwarding.
     pub id_token: Option<SecretString>,
+    /// The inbound bearer itself when it is an externally issued token muster validated
+    /// (a trusted issuer's JWT): what `forwardToken` sends on byte-identical. `None` for
+    /// muster's own opaque access tokens, which never leave muster.
+    pub bearer: Option<SecretString>,
+}
+
+impl CallerIdentity {
+    /// The token a `forwardToken` server receives for this caller: the validated inbound
+    /// bearer when there is one, else the upstream ID token of the sign-in to muster.
+    pub fn forwardable_token(&self) -> Option<&SecretString> {
+        self.bearer.as_ref().or(self.id_token.as_ref())
+    }
 }
 
 /// One progress report of a running call.

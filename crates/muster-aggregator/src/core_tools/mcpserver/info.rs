@@ -38,10 +38,7 @@ pub(crate) fn status_message(name: &str, state: McpServerState, error: &str) -> 
             } else if has(&["permission denied"]) {
                 "Permission denied - check file permissions"
             } else if has(&["401", "unauthorized"]) {
-                return format!(
-                    "Authentication required - this muster cannot sign in to MCP servers yet: \
-                     put {name}'s credentials in spec.headers (e.g. Authorization)"
-                );
+                return format!("Authentication required - run: muster auth login --server {name}");
             } else if has(&["403", "forbidden"]) {
                 "Access forbidden - check server permissions and credentials"
             } else if has(&["connection reset", "econnreset"]) {
@@ -166,8 +163,7 @@ mod tests {
         );
         assert_eq!(
             status_message("s", failed, "HTTP 401 Unauthorized"),
-            "Authentication required - this muster cannot sign in to MCP servers yet: \
-             put s's credentials in spec.headers (e.g. Authorization)"
+            "Authentication required - run: muster auth login --server s"
         );
         assert_eq!(status_message("s", failed, ""), "Server failed to start");
         assert_eq!(

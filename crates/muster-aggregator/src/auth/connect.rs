@@ -1,0 +1,60 @@
+//! Connecting a session to a server with the session's grant.
+
+use std::sync::Arc;
+
+use muster_core::auth::Grant;
+use muster_core::secret::ExposeSecret;
+use muster_core::tool::SessionId;
+
+use super::BackendAuth;
+use super::session_token::SessionToken;
+use crate::backend::{Backend, BackendError};
+use crate::naming::BackendNaming;
+
+impl BackendAuth {
+    /// Connects `session` to the server of `global` with its grant at `grant.issuer`, and
+    /// exposes the connection to that session alone. A connection that fails is closed.
+    pub(crate) async fn connect_session(
+        &self,
+        session: &SessionId,
+        global: &Backend,
+        grant: &Grant,
+    ) -> Result<Backend, BackendError> {
+        let server = muster_core::tool::ToolProvider::name(global).to_owned();
+        let source = Arc::new(SessionToken {
+            grants: Arc::clone(&self.inner.grants),
+            session: Self::session_key(session),
+            issuer: grant.issuer.clone(),
+            http: self.inner.http.clone(),
+            margin: self.inner.settings.refresh_margin,
+            redactor: std::sync::OnceLock::new(),
+            refreshing: tokio::sync::Mutex::new(()),
+        });
+        let options = global.options().clone().with_bearer(source.clone());
+        let spec = global.spec().clone();
+        let naming = BackendNaming {
+            namespace: Some(options.namespace.clone()),
+            tool_prefix: spec.tool_prefix.clone(),
+            family: spec.family.clone(),
+        };
+        let backend = Backend::new(server.clone(), spec, options);
+        backend.redactor().add(grant.access_token.expose_secret());
+        if let Some(refresh) = &grant.refresh_token {
+            backend.redactor().add(refresh.expose_secret());
+        }
+        let _ = source.redactor.set(backend.redactor().clone());
+        if let Err(e) = backend.start().await {
+            backend.stop().await;
+            return Err(e);
+        }
+        for old in self
+            .inner
+            .pool
+            .insert(session, &server, &grant.issuer, naming, backend.clone())
+        {
+            old.stop().await;
+        }
+        tracing::info!(%server, "session connected with its own sign-in");
+        Ok(backend)
+    }
+}

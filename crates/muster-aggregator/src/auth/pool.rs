@@ -1,0 +1,226 @@
+//! The connections made for one session alone, to servers it signed in to: registered in the
+//! session's view of the registry, closed after an idle time, on sign-out and when the
+//! server goes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use muster_core::tool::{Catalog, Revision, SessionId, ToolError, ToolProvider, ToolService};
+use rmcp::model::{GetPromptResult, JsonObject, ReadResourceResult};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tower::util::BoxCloneSyncService;
+
+use crate::backend::Backend;
+use crate::naming::BackendNaming;
+use crate::registry::Registry;
+
+/// One session's connection to one server.
+#[derive(Debug, Clone)]
+pub(crate) struct Pooled {
+    pub(crate) backend: Backend,
+    pub(crate) issuer: String,
+    last_used: Arc<Mutex<Instant>>,
+}
+
+/// Every per-session connection.
+#[derive(Debug)]
+pub(crate) struct Pool {
+    registry: Registry,
+    max: usize,
+    entries: Mutex<HashMap<(SessionId, String), Pooled>>,
+}
+
+impl Pool {
+    pub(crate) fn new(registry: Registry, max: usize) -> Self {
+        Self {
+            registry,
+            max,
+            entries: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<(SessionId, String), Pooled>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The connection of `session` to `server`.
+    pub(crate) fn get(&self, session: &SessionId, server: &str) -> Option<Pooled> {
+        self.lock()
+            .get(&(session.clone(), server.to_owned()))
+            .cloned()
+    }
+
+    /// Adds the connected `backend` of `session` to `server` and exposes it to the session;
+    /// returns the connections it replaces or evicts (to be stopped).
+    pub(crate) fn insert(
+        &self,
+        session: &SessionId,
+        server: &str,
+        issuer: &str,
+        naming: BackendNaming,
+        backend: Backend,
+    ) -> Vec<Backend> {
+        let pooled = Pooled {
+            backend: backend.clone(),
+            issuer: issuer.to_owned(),
+            last_used: Arc::new(Mutex::new(Instant::now())),
+        };
+        let provider = Touching {
+            backend,
+            last_used: Arc::clone(&pooled.last_used),
+        };
+        let mut out = Vec::new();
+        {
+            let mut entries = self.lock();
+            let key = (session.clone(), server.to_owned());
+            if let Some(old) = entries.insert(key.clone(), pooled) {
+                out.push(old.backend);
+            }
+            while entries.len() > self.max.max(1) {
+                let Some(idlest) = entries
+                    .iter()
+                    .filter(|(k, _)| **k != key)
+                    .min_by_key(|(_, p)| p.last_used())
+                    .map(|(k, _)| k.clone())
+                else {
+                    break;
+                };
+                if let Some(evicted) = entries.remove(&idlest) {
+                    self.registry.remove_session_backend(&idlest.0, &idlest.1);
+                    out.push(evicted.backend);
+                }
+            }
+        }
+        self.registry
+            .upsert_session_backend(session, server, naming, Arc::new(provider));
+        out
+    }
+
+    /// Removes the connection of `session` to `server` from the pool and the session's view.
+    pub(crate) fn remove(&self, session: &SessionId, server: &str) -> Option<Pooled> {
+        let removed = self.lock().remove(&(session.clone(), server.to_owned()));
+        if removed.is_some() {
+            self.registry.remove_session_backend(session, server);
+        }
+        removed
+    }
+
+    /// Removes every session's connection to `server`.
+    pub(crate) fn remove_server(&self, server: &str) -> Vec<Backend> {
+        let keys: Vec<(SessionId, String)> = self
+            .lock()
+            .keys()
+            .filter(|(_, s)| s == server)
+            .cloned()
+            .collect();
+        keys.into_iter()
+            .filter_map(|(session, server)| self.remove(&session, &server))
+            .map(|p| p.backend)
+            .collect()
+    }
+
+    /// Removes the connections unused for `idle`.
+    pub(crate) fn evict_idle(&self, idle: Duration) -> Vec<Backend> {
+        let now = Instant::now();
+        let keys: Vec<(SessionId, String)> = self
+            .lock()
+            .iter()
+            .filter(|(_, p)| now.duration_since(p.last_used()) >= idle)
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter()
+            .filter_map(|(session, server)| self.remove(&session, &server))
+            .map(|p| p.backend)
+            .collect()
+    }
+
+    /// Removes the connections whose server is gone or whose spec is no longer `current`
+    /// says (the server was removed or changed).
+    pub(crate) fn remove_stale(
+        &self,
+        current: impl Fn(&str) -> Option<muster_core::resource::mcp_server::McpServerSpec>,
+    ) -> Vec<Backend> {
+        let keys: Vec<(SessionId, String)> = self
+            .lock()
+            .iter()
+            .filter(|((_, server), p)| current(server).as_ref() != Some(p.backend.spec()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter()
+            .filter_map(|(session, server)| self.remove(&session, &server))
+            .map(|p| p.backend)
+            .collect()
+    }
+
+    /// Whether another connection of `session` than the one to `server` uses `issuer`.
+    pub(crate) fn issuer_in_use(&self, session: &SessionId, issuer: &str, server: &str) -> bool {
+        self.lock()
+            .iter()
+            .any(|((s, name), p)| s == session && name != server && p.issuer == issuer)
+    }
+}
+
+impl Pooled {
+    fn last_used(&self) -> Instant {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A session's backend as the registry sees it: every use counts as activity.
+#[derive(Debug, Clone)]
+struct Touching {
+    backend: Backend,
+    last_used: Arc<Mutex<Instant>>,
+}
+
+impl Touching {
+    fn touch(last_used: &Mutex<Instant>) {
+        *last_used.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+}
+
+impl ToolProvider for Touching {
+    fn name(&self) -> &str {
+        self.backend.name()
+    }
+
+    fn catalog(&self) -> Arc<Catalog> {
+        self.backend.catalog()
+    }
+
+    fn revisions(&self) -> watch::Receiver<Revision> {
+        self.backend.revisions()
+    }
+
+    fn service(&self) -> ToolService {
+        let last_used = Arc::clone(&self.last_used);
+        let inner = self.backend.service();
+        BoxCloneSyncService::new(tower::util::MapRequest::new(inner, move |call| {
+            Self::touch(&last_used);
+            call
+        }))
+    }
+
+    fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> BoxFuture<'static, Result<GetPromptResult, ToolError>> {
+        Self::touch(&self.last_used);
+        ToolProvider::get_prompt(&self.backend, name, arguments)
+    }
+
+    fn read_resource(
+        &self,
+        uri: &str,
+    ) -> BoxFuture<'static, Result<ReadResourceResult, ToolError>> {
+        Self::touch(&self.last_used);
+        ToolProvider::read_resource(&self.backend, uri)
+    }
+}

@@ -1,0 +1,90 @@
+//! The access token of one session at one issuer, as a backend's [`BearerSource`]:
+//! refreshed shortly before it expires and after the server refused it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use futures::future::BoxFuture;
+use muster_core::auth::{Grant, GrantStore, SessionKey};
+use muster_core::secret::{ExposeSecret, Redactor, SecretString};
+
+use super::token;
+use crate::backend::BearerSource;
+
+/// The grant of `session` at `issuer`, read from the store on every request.
+#[derive(Debug)]
+pub(crate) struct SessionToken {
+    pub(crate) grants: Arc<dyn GrantStore>,
+    pub(crate) session: SessionKey,
+    pub(crate) issuer: String,
+    pub(crate) http: reqwest::Client,
+    pub(crate) margin: Duration,
+    /// The connection's redactor, set once it exists: every token is added, so the
+    /// connection's errors never show one.
+    pub(crate) redactor: std::sync::OnceLock<Redactor>,
+    /// One refresh at a time: concurrent requests wait and use its result.
+    pub(crate) refreshing: tokio::sync::Mutex<()>,
+}
+
+impl SessionToken {
+    async fn grant(&self) -> Option<Grant> {
+        match self.grants.grant(&self.session, &self.issuer).await {
+            Ok(grant) => grant,
+            Err(e) => {
+                tracing::warn!(issuer = %self.issuer, error = %e, "reading the session's grant failed");
+                None
+            }
+        }
+    }
+
+    /// Refreshes the stored grant unless another request did since `seen` was read.
+    async fn refresh_from(&self, seen: &SecretString) -> Option<Grant> {
+        let _one = self.refreshing.lock().await;
+        let current = self.grant().await?;
+        if current.access_token.expose_secret() != seen.expose_secret() {
+            return Some(current);
+        }
+        current.refresh_token.as_ref()?;
+        match token::refresh(&self.http, &current).await {
+            Ok(fresh) => {
+                if let Some(redactor) = self.redactor.get() {
+                    redactor.add(fresh.access_token.expose_secret());
+                }
+                if let Err(e) = self.grants.put_grant(&self.session, fresh.clone()).await {
+                    tracing::warn!(issuer = %self.issuer, error = %e, "storing a refreshed grant failed");
+                }
+                tracing::debug!(issuer = %self.issuer, "access token refreshed");
+                Some(fresh)
+            }
+            Err(e) => {
+                tracing::info!(issuer = %self.issuer, error = %e, "refreshing the access token failed");
+                None
+            }
+        }
+    }
+}
+
+impl BearerSource for SessionToken {
+    fn token(&self) -> BoxFuture<'_, Option<SecretString>> {
+        Box::pin(async move {
+            let grant = self.grant().await?;
+            let margin = chrono::Duration::from_std(self.margin).unwrap_or_default();
+            if grant.refresh_token.is_some()
+                && grant.expires_within(Utc::now(), margin)
+                && let Some(fresh) = self.refresh_from(&grant.access_token).await
+            {
+                return Some(fresh.access_token);
+            }
+            Some(grant.access_token)
+        })
+    }
+
+    fn refresh(&self, rejected: SecretString) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            self.refresh_from(&rejected)
+                .await
+                .is_some_and(|g| g.access_token.expose_secret() != rejected.expose_secret())
+        })
+    }
+}

@@ -1,0 +1,147 @@
+//! The token endpoint: exchanging an authorization code (with its PKCE verifier) and
+//! refreshing a grant. Error texts carry the server's `error` code and description, never a
+//! token or code.
+
+use chrono::Utc;
+use muster_core::auth::Grant;
+use muster_core::secret::{ExposeSecret, SecretString};
+use serde::Deserialize;
+
+/// Why the token endpoint gave no token.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokenError {
+    /// The endpoint could not be reached.
+    #[error("token endpoint unreachable: {0}")]
+    Unreachable(String),
+    /// The endpoint refused the request.
+    #[error("token endpoint refused the request: {0}")]
+    Refused(String),
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    expires_in: Option<i64>,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ErrorResponse {
+    #[serde(default)]
+    error: String,
+    #[serde(default)]
+    error_description: Option<String>,
+}
+
+/// What a grant is filed under and refreshed with.
+pub(crate) struct GrantContext<'a> {
+    pub(crate) issuer: &'a str,
+    pub(crate) token_endpoint: &'a str,
+    pub(crate) client_id: &'a str,
+}
+
+/// Exchanges `code` for a grant.
+pub(crate) async fn exchange_code(
+    http: &reqwest::Client,
+    context: &GrantContext<'_>,
+    code: &str,
+    redirect_uri: &str,
+    verifier: &SecretString,
+) -> Result<Grant, TokenError> {
+    let body = form_urlencoded::Serializer::new(String::new())
+        .append_pair("grant_type", "authorization_code")
+        .append_pair("code", code)
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("client_id", context.client_id)
+        .append_pair("code_verifier", verifier.expose_secret())
+        .finish();
+    request(http, context, body, None).await
+}
+
+/// Refreshes `grant`; a new grant that keeps the old refresh token when the server sent
+/// none.
+pub(crate) async fn refresh(http: &reqwest::Client, grant: &Grant) -> Result<Grant, TokenError> {
+    let Some(refresh_token) = &grant.refresh_token else {
+        return Err(TokenError::Refused("no refresh token".to_owned()));
+    };
+    let context = GrantContext {
+        issuer: &grant.issuer,
+        token_endpoint: &grant.token_endpoint,
+        client_id: &grant.client_id,
+    };
+    let body = form_urlencoded::Serializer::new(String::new())
+        .append_pair("grant_type", "refresh_token")
+        .append_pair("refresh_token", refresh_token.expose_secret())
+        .append_pair("client_id", &grant.client_id)
+        .finish();
+    let mut fresh = request(http, &context, body, Some(refresh_token)).await?;
+    if fresh.scope.is_none() {
+        fresh.scope.clone_from(&grant.scope);
+    }
+    Ok(fresh)
+}
+
+async fn request(
+    http: &reqwest::Client,
+    context: &GrantContext<'_>,
+    body: String,
+    previous_refresh: Option<&SecretString>,
+) -> Result<Grant, TokenError> {
+    let response = http
+        .post(context.token_endpoint)
+        .header(
+            http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .header(http::header::ACCEPT, "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| TokenError::Unreachable(e.without_url().to_string()))?;
+    let status = response.status();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| TokenError::Unreachable(e.without_url().to_string()))?;
+    if !status.is_success() {
+        let reason = serde_json::from_slice::<ErrorResponse>(&bytes)
+            .ok()
+            .filter(|e| !e.error.is_empty())
+            .map_or_else(
+                || format!("HTTP {}", status.as_u16()),
+                |e| match e.error_description {
+                    Some(d) if !d.is_empty() => format!("{}: {}", e.error, clip(&d)),
+                    _ => e.error,
+                },
+            );
+        return Err(TokenError::Refused(reason));
+    }
+    let token: TokenResponse = serde_json::from_slice(&bytes)
+        .map_err(|_| TokenError::Refused("the answer is not a token response".to_owned()))?;
+    let now = Utc::now();
+    Ok(Grant {
+        issuer: context.issuer.to_owned(),
+        access_token: SecretString::from(token.access_token),
+        refresh_token: token
+            .refresh_token
+            .map(SecretString::from)
+            .or_else(|| previous_refresh.cloned()),
+        scope: token.scope,
+        expires_at: token
+            .expires_in
+            .filter(|s| *s > 0)
+            .map(|s| now + chrono::Duration::seconds(s)),
+        token_endpoint: context.token_endpoint.to_owned(),
+        client_id: context.client_id.to_owned(),
+        obtained_at: now,
+    })
+}
+
+/// At most 200 characters of a server-supplied description.
+fn clip(text: &str) -> String {
+    text.chars().take(200).collect()
+}

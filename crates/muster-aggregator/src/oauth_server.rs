@@ -1,0 +1,128 @@
+//! muster as OAuth 2.1 authorization server and resource server (feature `oauth-server`).
+//!
+//! Users sign in to muster through an upstream OpenID provider (Dex or any provider with
+//! discovery); muster then issues its own opaque access tokens, bound to its resource
+//! identifier (RFC 8707), and rotating refresh tokens whose reuse revokes the whole family.
+//! Externally issued JWTs of `trustedIssuers` are accepted as bearers too, validated
+//! against the issuer's JWKS.
+//!
+//! [`OAuthServer::routes`] serves the endpoints:
+//!
+//! | path | what |
+//! | --- | --- |
+//! | `GET /oauth/authorize` | authorization code flow with PKCE `S256`; sends the user to the provider |
+//! | `GET /oauth/callback` | the provider's answer; redirects to the client with a code and `iss` (RFC 9207) |
+//! | `POST /oauth/token` | `authorization_code` and `refresh_token` grants |
+//! | `POST /oauth/revoke` | RFC 7009 revocation (a refresh token ends its family) |
+//! | `POST /oauth/register` | RFC 7591 dynamic client registration |
+//! | `GET /.well-known/oauth-authorization-server`, `/.well-known/openid-configuration` | RFC 8414 metadata |
+//! | `GET /.well-known/oauth-protected-resource` (and `/mcp` under it) | RFC 9728 metadata |
+//! | `GET /.well-known/jwks.json` | an empty key set: muster signs no token |
+//!
+//! and [`OAuthServer::protect`] puts the bearer check in front of MCP routes: without a
+//! valid bearer they answer `401` with `WWW-Authenticate: Bearer resource_metadata=...`.
+//! A valid bearer's principal becomes the call's [`SessionId`](muster_core::tool::SessionId)
+//! and [`CallerIdentity`](muster_core::tool::CallerIdentity), in the request's extensions.
+
+mod bearer;
+mod clients;
+mod endpoints;
+mod error;
+mod fetch;
+mod id_token;
+mod jwks;
+mod principal;
+mod rate_limit;
+mod secrets;
+mod settings;
+mod store;
+mod trusted;
+mod upstream;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::ConnectInfo;
+use muster_core::config::OAuthServerConfig;
+
+pub use error::OAuthSetupError;
+
+use crate::tls::ExtraRoots;
+use rate_limit::RateLimiter;
+use settings::Settings;
+use store::{GrantStore, MemoryGrantStore};
+use trusted::TrustedIssuers;
+use upstream::Upstream;
+
+/// The OAuth server. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct OAuthServer {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    settings: Settings,
+    store: Arc<dyn GrantStore>,
+    upstream: Upstream,
+    trusted: TrustedIssuers,
+    limiter: RateLimiter,
+    http: reqwest::Client,
+}
+
+impl OAuthServer {
+    /// The server of `config` (`aggregator.oauth.server`), trusting `roots` in addition to
+    /// the system's CAs for its calls to providers. The provider's metadata is fetched on
+    /// first use, so muster starts while the provider is down.
+    ///
+    /// # Errors
+    ///
+    /// When a setting is missing or malformed, or a secret file cannot be read.
+    pub fn new(config: &OAuthServerConfig, roots: &ExtraRoots) -> Result<Self, OAuthSetupError> {
+        let settings = Settings::from_config(config)?;
+        let http = fetch::client(roots)?;
+        let mut audiences = vec![settings.resource.clone()];
+        audiences.extend(settings.trusted_audiences.iter().cloned());
+        let trusted = TrustedIssuers::new(&settings.trusted_issuers, &audiences, &http);
+        let upstream = Upstream::new(settings.upstream.clone(), http.clone());
+        let limiter = RateLimiter::new(settings.rate_limit);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                settings,
+                store: Arc::new(MemoryGrantStore::default()),
+                upstream,
+                trusted,
+                limiter,
+                http,
+            }),
+        })
+    }
+
+    /// muster's issuer identifier (its base URL).
+    pub fn issuer(&self) -> &str {
+        &self.inner.settings.base_url
+    }
+
+    /// The OAuth endpoints and `.well-known` documents. They are public: merge them next
+    /// to the protected MCP routes.
+    pub fn routes(&self) -> Router {
+        endpoints::router(self.clone())
+    }
+
+    /// `routes` behind the bearer check.
+    pub fn protect(&self, routes: Router) -> Router {
+        routes.layer(axum::middleware::from_fn_with_state(
+            self.clone(),
+            bearer::require_bearer,
+        ))
+    }
+}
+
+/// The client address of a request: the socket peer when the server records it.
+fn client_addr<B>(request: &axum::http::Request<B>) -> IpAddr {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip())
+}

@@ -1,0 +1,411 @@
+//! What the OAuth server remembers: registered clients, pending sign-ins at the provider,
+//! authorization codes, and refresh-token families with their access tokens.
+//!
+//! Tokens, codes and `state` values are kept only as digests. Every map is bounded; expired
+//! entries are dropped as new ones come in. [`GrantStore`] is the seam for stores shared by
+//! replicas; [`MemoryGrantStore`] keeps everything in the process.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use muster_core::secret::SecretString;
+
+use super::upstream::UpstreamTokens;
+
+/// Most registered clients kept.
+const MAX_CLIENTS: usize = 10_000;
+/// Most sign-ins waiting for the provider, and most unredeemed codes.
+const MAX_PENDING: usize = 10_000;
+/// Most refresh-token families (signed-in sessions).
+const MAX_FAMILIES: usize = 100_000;
+/// Most access tokens alive at once.
+const MAX_ACCESS_TOKENS: usize = 400_000;
+/// How many rotated refresh tokens of a family are remembered to detect reuse.
+const USED_REFRESH_KEPT: usize = 32;
+
+/// A client registered with `POST /oauth/register` or described by a metadata document.
+#[derive(Debug, Clone)]
+pub(crate) struct Client {
+    pub(crate) id: String,
+    /// Digest of the client secret of a confidential client.
+    pub(crate) secret_digest: Option<String>,
+    pub(crate) redirect_uris: Vec<String>,
+}
+
+/// A sign-in sent to the provider, waiting for its callback.
+#[derive(Debug, Clone)]
+pub(crate) struct PendingSignIn {
+    pub(crate) client_id: String,
+    pub(crate) redirect_uri: String,
+    pub(crate) client_state: Option<String>,
+    pub(crate) code_challenge: String,
+    pub(crate) scope: String,
+    pub(crate) resource: String,
+    pub(crate) upstream_verifier: SecretString,
+    pub(crate) nonce: String,
+    pub(crate) expires: SystemTime,
+}
+
+/// Who signed in, and the provider's tokens of the sign-in.
+#[derive(Debug, Clone)]
+pub(crate) struct Grant {
+    pub(crate) client_id: String,
+    pub(crate) scope: String,
+    pub(crate) resource: String,
+    pub(crate) issuer: String,
+    pub(crate) subject: String,
+    pub(crate) email: Option<String>,
+    pub(crate) upstream: UpstreamTokens,
+}
+
+/// An authorization code muster issued, waiting to be redeemed.
+#[derive(Debug, Clone)]
+pub(crate) struct IssuedCode {
+    pub(crate) grant: Grant,
+    pub(crate) redirect_uri: String,
+    pub(crate) code_challenge: String,
+    pub(crate) expires: SystemTime,
+}
+
+/// A refresh-token family: one sign-in, refreshed any number of times.
+#[derive(Debug, Clone)]
+pub(crate) struct Family {
+    pub(crate) id: String,
+    pub(crate) grant: Grant,
+    /// Rolling: moved forward by every refresh.
+    pub(crate) expires: SystemTime,
+}
+
+/// What presenting a refresh token found.
+#[derive(Debug, Clone)]
+pub(crate) enum RefreshUse {
+    /// The family's current refresh token.
+    Current(Box<Family>),
+    /// A refresh token of the family that was already rotated: a replay.
+    Replayed(String),
+    /// Not a refresh token muster knows (or its family is gone).
+    Unknown,
+}
+
+/// The store was full.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("the OAuth store is full; try again later")]
+pub(crate) struct StoreFull;
+
+/// Where the OAuth server keeps its state.
+#[async_trait::async_trait]
+pub(crate) trait GrantStore: Send + Sync + std::fmt::Debug {
+    async fn put_client(&self, client: Client) -> Result<(), StoreFull>;
+    async fn client(&self, id: &str) -> Option<Client>;
+    async fn put_pending(&self, state: String, pending: PendingSignIn) -> Result<(), StoreFull>;
+    /// Removes and returns the pending sign-in of a `state` digest (single use).
+    async fn take_pending(&self, state: &str) -> Option<PendingSignIn>;
+    async fn put_code(&self, code: String, issued: IssuedCode) -> Result<(), StoreFull>;
+    /// Removes and returns the code of a digest (single use).
+    async fn take_code(&self, code: &str) -> Option<IssuedCode>;
+    /// Starts a family whose current refresh token has digest `refresh`.
+    async fn start_family(&self, family: Family, refresh: String) -> Result<(), StoreFull>;
+    /// Makes `new_refresh` the family's current refresh token, remembering the old one as
+    /// used, and stores `grant` and the new expiry.
+    async fn rotate(&self, id: &str, new_refresh: String, grant: Grant, expires: SystemTime);
+    async fn use_refresh(&self, refresh: &str) -> RefreshUse;
+    async fn family(&self, id: &str) -> Option<Family>;
+    /// Ends a family: every refresh and access token of it stops working.
+    async fn revoke_family(&self, id: &str);
+    async fn put_access(
+        &self,
+        access: String,
+        family: &str,
+        expires: SystemTime,
+    ) -> Result<(), StoreFull>;
+    /// The family of a live access token digest.
+    async fn access(&self, access: &str) -> Option<Family>;
+    async fn revoke_access(&self, access: &str);
+}
+
+#[derive(Debug, Default)]
+struct State {
+    clients: HashMap<String, Client>,
+    pending: HashMap<String, PendingSignIn>,
+    codes: HashMap<String, IssuedCode>,
+    families: HashMap<String, FamilyEntry>,
+    refresh_index: HashMap<String, String>,
+    access: HashMap<String, (String, SystemTime)>,
+}
+
+#[derive(Debug)]
+struct FamilyEntry {
+    family: Family,
+    current_refresh: String,
+    used_refresh: VecDeque<String>,
+}
+
+/// A [`GrantStore`] in the process's memory.
+#[derive(Debug, Default)]
+pub(crate) struct MemoryGrantStore {
+    state: Mutex<State>,
+}
+
+impl MemoryGrantStore {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl State {
+    fn purge(&mut self, now: SystemTime) {
+        self.pending.retain(|_, p| p.expires > now);
+        self.codes.retain(|_, c| c.expires > now);
+        let mut gone = Vec::new();
+        self.families.retain(|id, f| {
+            let live = f.family.expires > now;
+            if !live {
+                gone.push(id.clone());
+            }
+            live
+        });
+        for id in &gone {
+            self.drop_family_tokens(id);
+        }
+        let families = &self.families;
+        self.access
+            .retain(|_, (family, expires)| *expires > now && families.contains_key(family));
+    }
+
+    fn drop_family_tokens(&mut self, id: &str) {
+        self.refresh_index.retain(|_, family| family != id);
+        self.access.retain(|_, (family, _)| family != id);
+    }
+
+    fn live_family(&self, id: &str, now: SystemTime) -> Option<&FamilyEntry> {
+        self.families.get(id).filter(|f| f.family.expires > now)
+    }
+}
+
+fn room<K, V>(map: &HashMap<K, V>, max: usize) -> Result<(), StoreFull> {
+    if map.len() >= max {
+        Err(StoreFull)
+    } else {
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl GrantStore for MemoryGrantStore {
+    async fn put_client(&self, client: Client) -> Result<(), StoreFull> {
+        let mut state = self.state();
+        if !state.clients.contains_key(&client.id) {
+            room(&state.clients, MAX_CLIENTS)?;
+        }
+        state.clients.insert(client.id.clone(), client);
+        Ok(())
+    }
+
+    async fn client(&self, id: &str) -> Option<Client> {
+        self.state().clients.get(id).cloned()
+    }
+
+    async fn put_pending(&self, key: String, pending: PendingSignIn) -> Result<(), StoreFull> {
+        let mut state = self.state();
+        if state.pending.len() >= MAX_PENDING {
+            state.purge(SystemTime::now());
+        }
+        room(&state.pending, MAX_PENDING)?;
+        state.pending.insert(key, pending);
+        Ok(())
+    }
+
+    async fn take_pending(&self, key: &str) -> Option<PendingSignIn> {
+        self.state()
+            .pending
+            .remove(key)
+            .filter(|p| p.expires > SystemTime::now())
+    }
+
+    async fn put_code(&self, key: String, issued: IssuedCode) -> Result<(), StoreFull> {
+        let mut state = self.state();
+        if state.codes.len() >= MAX_PENDING {
+            state.purge(SystemTime::now());
+        }
+        room(&state.codes, MAX_PENDING)?;
+        state.codes.insert(key, issued);
+        Ok(())
+    }
+
+    async fn take_code(&self, key: &str) -> Option<IssuedCode> {
+        self.state()
+            .codes
+            .remove(key)
+            .filter(|c| c.expires > SystemTime::now())
+    }
+
+    async fn start_family(&self, family: Family, refresh: String) -> Result<(), StoreFull> {
+        let mut state = self.state();
+        if state.families.len() >= MAX_FAMILIES {
+            state.purge(SystemTime::now());
+        }
+        room(&state.families, MAX_FAMILIES)?;
+        state
+            .refresh_index
+            .insert(refresh.clone(), family.id.clone());
+        state.families.insert(
+            family.id.clone(),
+            FamilyEntry {
+                family,
+                current_refresh: refresh,
+                used_refresh: VecDeque::new(),
+            },
+        );
+        Ok(())
+    }
+
+    async fn rotate(&self, id: &str, new_refresh: String, grant: Grant, expires: SystemTime) {
+        let mut state = self.state();
+        let Some(entry) = state.families.get_mut(id) else {
+            return;
+        };
+        let old = std::mem::replace(&mut entry.current_refresh, new_refresh.clone());
+        entry.used_refresh.push_back(old);
+        let evicted = if entry.used_refresh.len() > USED_REFRESH_KEPT {
+            entry.used_refresh.pop_front()
+        } else {
+            None
+        };
+        entry.family.grant = grant;
+        entry.family.expires = expires;
+        if let Some(evicted) = evicted {
+            state.refresh_index.remove(&evicted);
+        }
+        state.refresh_index.insert(new_refresh, id.to_owned());
+    }
+
+    async fn use_refresh(&self, refresh: &str) -> RefreshUse {
+        let state = self.state();
+        let Some(id) = state.refresh_index.get(refresh) else {
+            return RefreshUse::Unknown;
+        };
+        let Some(entry) = state.live_family(id, SystemTime::now()) else {
+            return RefreshUse::Unknown;
+        };
+        if entry.current_refresh == refresh {
+            RefreshUse::Current(Box::new(entry.family.clone()))
+        } else {
+            RefreshUse::Replayed(id.clone())
+        }
+    }
+
+    async fn family(&self, id: &str) -> Option<Family> {
+        self.state()
+            .live_family(id, SystemTime::now())
+            .map(|e| e.family.clone())
+    }
+
+    async fn revoke_family(&self, id: &str) {
+        let mut state = self.state();
+        state.families.remove(id);
+        state.drop_family_tokens(id);
+    }
+
+    async fn put_access(
+        &self,
+        key: String,
+        family: &str,
+        expires: SystemTime,
+    ) -> Result<(), StoreFull> {
+        let mut state = self.state();
+        if state.access.len() >= MAX_ACCESS_TOKENS {
+            state.purge(SystemTime::now());
+        }
+        room(&state.access, MAX_ACCESS_TOKENS)?;
+        state.access.insert(key, (family.to_owned(), expires));
+        Ok(())
+    }
+
+    async fn access(&self, key: &str) -> Option<Family> {
+        let now = SystemTime::now();
+        let state = self.state();
+        let (family, expires) = state.access.get(key)?;
+        if *expires <= now {
+            return None;
+        }
+        state.live_family(family, now).map(|e| e.family.clone())
+    }
+
+    async fn revoke_access(&self, key: &str) {
+        self.state().access.remove(key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn grant() -> Grant {
+        Grant {
+            client_id: "c".into(),
+            scope: String::new(),
+            resource: "https://m".into(),
+            issuer: "https://idp".into(),
+            subject: "alice".into(),
+            email: None,
+            upstream: UpstreamTokens {
+                access_token: SecretString::from("up".to_owned()),
+                refresh_token: None,
+                id_token: None,
+                expires_at: None,
+            },
+        }
+    }
+
+    #[tokio::test]
+    async fn rotation_and_replay() {
+        let store = MemoryGrantStore::default();
+        let later = SystemTime::now() + Duration::from_secs(60);
+        let family = Family {
+            id: "f".into(),
+            grant: grant(),
+            expires: later,
+        };
+        store.start_family(family, "r1".into()).await.unwrap();
+        store.put_access("a1".into(), "f", later).await.unwrap();
+        assert!(matches!(
+            store.use_refresh("r1").await,
+            RefreshUse::Current(_)
+        ));
+        store.rotate("f", "r2".into(), grant(), later).await;
+        assert!(matches!(store.use_refresh("r1").await, RefreshUse::Replayed(ref id) if id == "f"));
+        assert!(matches!(
+            store.use_refresh("r2").await,
+            RefreshUse::Current(_)
+        ));
+        assert!(store.access("a1").await.is_some());
+        store.revoke_family("f").await;
+        assert!(store.access("a1").await.is_none());
+        assert!(matches!(store.use_refresh("r2").await, RefreshUse::Unknown));
+    }
+
+    #[tokio::test]
+    async fn single_use_and_expiry() {
+        let store = MemoryGrantStore::default();
+        let issued = IssuedCode {
+            grant: grant(),
+            redirect_uri: "http://localhost/cb".into(),
+            code_challenge: "x".into(),
+            expires: SystemTime::now() + Duration::from_secs(60),
+        };
+        store.put_code("c1".into(), issued.clone()).await.unwrap();
+        assert!(store.take_code("c1").await.is_some());
+        assert!(store.take_code("c1").await.is_none());
+        let expired = IssuedCode {
+            expires: SystemTime::now() - Duration::from_secs(1),
+            ..issued
+        };
+        store.put_code("c2".into(), expired).await.unwrap();
+        assert!(store.take_code("c2").await.is_none());
+    }
+}

@@ -1,0 +1,335 @@
+//! Signing in to an OAuth-protected MCP server through muster, against a real OpenID
+//! provider (npm `oidc-provider`) as the server's authorization server, with the browser
+//! step scripted as plain HTTP requests (redirects and cookies). Checks the whole flow
+//! (`Auth Required`, `core_auth_login`, `/oauth/proxy/start`, login and consent, the
+//! callback, the session's own connection, token refresh, `auth://status`,
+//! `core_auth_logout`) and the security properties: a wrong or replayed `state` is refused,
+//! another session sees neither the server's tools nor its token, no token or code reaches
+//! muster's log.
+
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use muster_tests::{McpClient, MusterConfig, deps, fixture};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+/// The oidc-provider release the fixture runs with (installed by install-test-deps.sh).
+const OIDC_PROVIDER: &str = "oidc-provider-9.13.3";
+const CLIENT_ID: &str = "muster-test";
+const USER: &str = "alice";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The IdP and the protected MCP server; killed when dropped.
+struct Idp {
+    child: Child,
+    mcp_url: String,
+    /// Kept open: the fixture may still write to its stdout.
+    _stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Idp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_idp(redirect_uri: &str, tokens_file: &std::path::Path) -> Idp {
+    let node = deps::require("node_modules/.bin/node").unwrap();
+    let provider_dir = deps::require(OIDC_PROVIDER).unwrap();
+    let mut child = Command::new(node)
+        .arg(fixture("oidc/idp.mjs"))
+        .env("OIDC_PROVIDER_DIR", provider_dir)
+        .env("IDP_PORT", free_port().to_string())
+        .env("MCP_PORT", free_port().to_string())
+        .env("CLIENT_ID", CLIENT_ID)
+        .env("REDIRECT_URI", redirect_uri)
+        .env("USER_ID", USER)
+        // Shorter than muster's refresh margin: every request refreshes the token first.
+        .env("ACCESS_TOKEN_TTL", "30")
+        .env("TOKENS_FILE", tokens_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
+    let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    Idp {
+        child,
+        mcp_url: ready["mcp"].as_str().unwrap().to_owned(),
+        _stdout: stdout,
+    }
+}
+
+/// A browser: follows redirects by hand, keeping cookies, until a `Location` starts with
+/// `stop_at`; returns that location.
+fn browse_until(start: &str, stop_at: &str) -> String {
+    let http = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut cookies: BTreeMap<String, String> = BTreeMap::new();
+    let mut url = url::Url::parse(start).unwrap();
+    for _ in 0..12 {
+        let cookie = cookies
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let response = http
+            .get(url.clone())
+            .header("cookie", cookie)
+            .send()
+            .unwrap();
+        for value in response.headers().get_all("set-cookie") {
+            let pair = value.to_str().unwrap().split(';').next().unwrap();
+            if let Some((k, v)) = pair.split_once('=') {
+                cookies.insert(k.trim().to_owned(), v.trim().to_owned());
+            }
+        }
+        let status = response.status();
+        assert!(
+            status.is_redirection(),
+            "{url} answered {status}: {:?}",
+            response.text()
+        );
+        let location = response.headers()["location"].to_str().unwrap().to_owned();
+        let next = url.join(&location).unwrap();
+        if next.as_str().starts_with(stop_at) {
+            return next.to_string();
+        }
+        url = next;
+    }
+    panic!("no redirect to {stop_at}");
+}
+
+fn server_entry(client: &McpClient, server: &str) -> Value {
+    let list = client
+        .call("core_mcpserver_list", json!({}))
+        .unwrap()
+        .json()
+        .unwrap();
+    list["mcpServers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == server)
+        .cloned()
+        .unwrap_or_else(|| panic!("{server} not listed: {list}"))
+}
+
+fn auth_status(client: &McpClient) -> Value {
+    let read = client
+        .request("resources/read", json!({"uri": "auth://status"}))
+        .unwrap();
+    serde_json::from_str(read["contents"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn sign_in_to_a_server_protected_by_a_real_openid_provider() {
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    // The MCP server's URL is known only once the IdP runs; the definition is written after.
+    let dir = MusterConfig::new()
+        .aggregator_setting(&format!(
+            "oauth: {{mcpClient: {{enabled: true, clientId: {CLIENT_ID}}}}}"
+        ))
+        .write()
+        .unwrap();
+    let callback = format!("http://127.0.0.1:{}/oauth/proxy/callback", dir.port());
+    let idp = start_idp(&callback, tokens.path());
+    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
+    std::fs::write(
+        dir.path().join("mcpservers/protected.yaml"),
+        json!({
+            "apiVersion": "muster.giantswarm.io/v1alpha1",
+            "kind": "MCPServer",
+            "metadata": {"name": "protected"},
+            "spec": {"type": "streamable-http", "url": idp.mcp_url, "autoStart": true},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let muster = dir.start_with_args(&["--debug"]).unwrap();
+    let alice = muster.client().unwrap();
+    let other = muster.client().unwrap();
+
+    // A 401 at initialize: Auth Required, never Failed; nobody sees its tools yet.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_entry(&alice, "protected")["state"] != "Auth Required" {
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            server_entry(&alice, "protected")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        server_entry(&alice, "protected")["sessionStatus"],
+        "auth_required"
+    );
+    assert!(
+        !alice
+            .reachable_tools()
+            .unwrap()
+            .contains(&"x_protected_whoami".to_owned())
+    );
+
+    // core_auth_login answers a challenge with the sign-in link as structured content.
+    let login = alice
+        .call("core_auth_login", json!({"server": "protected"}))
+        .unwrap();
+    assert!(!login.is_error, "{}", login.text());
+    assert!(
+        login.text().starts_with("Authentication Required"),
+        "{}",
+        login.text()
+    );
+    let auth_url = login.raw["structuredContent"]["authUrl"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(login.text().contains(&auth_url));
+    assert!(auth_url.contains("/oauth/proxy/start?state="), "{auth_url}");
+
+    // A state muster did not issue is refused.
+    let http = reqwest::blocking::Client::new();
+    let forged = http
+        .get(format!("{callback}?code=forged&state=not-issued-by-muster"))
+        .send()
+        .unwrap();
+    assert_eq!(forged.status(), 400);
+
+    // The browser: start link -> IdP -> login and consent -> muster's callback.
+    let redirect = browse_until(&auth_url, &callback);
+    let query: BTreeMap<String, String> = url::Url::parse(&redirect)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect();
+    assert!(
+        query.contains_key("code") && query.contains_key("iss"),
+        "{redirect}"
+    );
+    let done = http.get(&redirect).send().unwrap();
+    assert_eq!(done.status(), 200);
+    assert!(done.text().unwrap().contains("Authentication successful"));
+
+    // The same state is accepted once.
+    assert_eq!(http.get(&redirect).send().unwrap().status(), 400);
+
+    // The session that signed in sees and calls the server's tool, with its own token,
+    // refreshed before each use (the tokens live 30 s, less than muster's refresh margin).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !alice
+        .reachable_tools()
+        .unwrap()
+        .contains(&"x_protected_whoami".to_owned())
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the session's tools did not appear"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let first = alice.call("x_protected_whoami", json!({})).unwrap();
+    assert!(!first.is_error, "{}", first.text());
+    let first = first.json().unwrap();
+    assert_eq!(first["sub"], USER);
+    let second = alice
+        .call("x_protected_whoami", json!({}))
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(second["sub"], USER);
+    assert_ne!(first["jti"], second["jti"], "the token was not refreshed");
+    let again = alice
+        .call("core_auth_login", json!({"server": "protected"}))
+        .unwrap();
+    assert_eq!(again.text(), "Server 'protected' is already authenticated.");
+    assert_eq!(
+        server_entry(&alice, "protected")["sessionStatus"],
+        "connected"
+    );
+    assert_eq!(server_entry(&alice, "protected")["toolsCount"], 1);
+    let status = auth_status(&alice);
+    assert_eq!(status["servers"][0]["name"], "protected", "{status}");
+    assert_eq!(status["servers"][0]["status"], "connected", "{status}");
+
+    // Another session is signed out: no tool, no call, its own status.
+    assert!(
+        !other
+            .reachable_tools()
+            .unwrap()
+            .contains(&"x_protected_whoami".to_owned())
+    );
+    let refused = other.call("x_protected_whoami", json!({})).unwrap();
+    assert!(refused.is_error, "{}", refused.text());
+    assert_eq!(
+        server_entry(&other, "protected")["sessionStatus"],
+        "auth_required"
+    );
+    assert_eq!(auth_status(&other)["servers"][0]["status"], "auth_required");
+    assert_eq!(
+        auth_status(&other)["servers"][0]["auth_tool"],
+        "core_auth_login"
+    );
+
+    // Sign-out closes the session's connection.
+    let logout = alice
+        .call("core_auth_logout", json!({"server": "protected"}))
+        .unwrap();
+    assert!(!logout.is_error, "{}", logout.text());
+    assert!(
+        logout
+            .text()
+            .starts_with("Successfully logged out from 'protected'.")
+    );
+    assert!(
+        !alice
+            .reachable_tools()
+            .unwrap()
+            .contains(&"x_protected_whoami".to_owned())
+    );
+    let relogin = alice
+        .call("core_auth_login", json!({"server": "protected"}))
+        .unwrap();
+    assert!(
+        relogin.text().starts_with("Authentication Required"),
+        "{}",
+        relogin.text()
+    );
+
+    // No token, code or state ever reached muster's log.
+    let log = muster.log();
+    let seen = std::fs::read_to_string(tokens.path()).unwrap();
+    let mut secrets: Vec<&str> = seen.lines().filter(|l| !l.is_empty()).collect();
+    assert!(
+        secrets.len() >= 3,
+        "the server saw {} tokens",
+        secrets.len()
+    );
+    secrets.push(&query["code"]);
+    secrets.push(&query["state"]);
+    for secret in secrets {
+        assert!(
+            !log.contains(secret),
+            "a secret value is in muster's log:\n{log}"
+        );
+    }
+}

@@ -1,0 +1,668 @@
+//! muster as OAuth 2.1 server, against a real OpenID provider (npm `oidc-provider`) as its
+//! upstream identity provider, with the browser step scripted as HTTP requests (redirects and
+//! cookies): the `401` challenge and metadata documents, dynamic registration, the
+//! authorization code flow with PKCE and RFC 9207 `iss`, refresh rotation and replay
+//! detection, a sign-in revoked at the provider, trusted issuers' JWTs (and every kind of bad
+//! one), the rate limit, and no credential in logs, events or tool output afterwards.
+
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use muster_tests::{ConfigDir, McpClient, MusterConfig, MusterInstance, deps};
+use reqwest::blocking::{Client, Response};
+use serde_json::{Value, json};
+use sha2::Digest as _;
+
+const CLIENT_ID: &str = "muster";
+const CLIENT_SECRET: &str = "upstream-client-secret-5f2c9a";
+const USER: &str = "alice";
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn http() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(20))
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The fixture process: oidc-provider plus the JWT issuer.
+struct Idp {
+    child: Child,
+    issuer: String,
+    minter: String,
+}
+
+impl Drop for Idp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Idp {
+    fn start(idp_port: u16, mint_port: u16, redirect_uri: &str) -> Self {
+        let dir = deps::oidc_provider_dir().unwrap();
+        let node = deps::dir().join("node_modules/.bin/node");
+        let node = if node.exists() { node } else { "node".into() };
+        let script = muster_tests::workspace_root().join("tests/fixtures/oidc/upstream.mjs");
+        let mut child = Command::new(node)
+            .arg(script)
+            .env("OIDC_PROVIDER_DIR", dir)
+            .env("IDP_PORT", idp_port.to_string())
+            .env("MINT_PORT", mint_port.to_string())
+            .env("CLIENT_ID", CLIENT_ID)
+            .env("CLIENT_SECRET", CLIENT_SECRET)
+            .env("REDIRECT_URI", redirect_uri)
+            .env("USER_ID", USER)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        // Keeps reading after the first line: the provider may print more, and a closed pipe
+        // would end it.
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(line);
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+        let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        Self {
+            child,
+            issuer: ready["issuer"].as_str().unwrap().to_owned(),
+            minter: ready["minter"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    fn mint(&self, claims: Value) -> String {
+        let answer: Value = http()
+            .post(format!("{}/mint", self.minter))
+            .json(&json!({ "claims": claims }))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        answer["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// muster with its OAuth server in front of an upstream [`Idp`].
+struct Setup {
+    idp: Idp,
+    dir: ConfigDir,
+    muster: MusterInstance,
+    base: String,
+}
+
+fn setup(extra: Value) -> Setup {
+    let (idp_port, mint_port) = (free_port(), free_port());
+    let issuer = format!("http://127.0.0.1:{idp_port}");
+    let minter = format!("http://127.0.0.1:{mint_port}");
+    // The port is known once the directory is written: write it with a placeholder base.
+    let mut server = json!({
+        "enabled": true,
+        "dex": { "issuerUrl": issuer, "clientId": CLIENT_ID, "clientSecret": CLIENT_SECRET },
+        "allowPublicClientRegistration": true,
+        "trustedIssuers": [{
+            "issuer": minter, "jwksUrl": format!("{minter}/jwks"), "allowPrivateIPJWKS": true
+        }],
+    });
+    if let (Some(s), Some(e)) = (server.as_object_mut(), extra.as_object()) {
+        s.extend(e.clone());
+    }
+    server["baseUrl"] = json!("BASE_URL");
+    let dir = MusterConfig::new()
+        .aggregator_setting(&format!("oauth: {}", json!({ "server": server })))
+        .ready_on_health()
+        .write()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{}", dir.port());
+    let config = dir.path().join("config.yaml");
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("BASE_URL", &base);
+    std::fs::write(&config, text).unwrap();
+    let idp = Idp::start(idp_port, mint_port, &format!("{base}/oauth/callback"));
+    let muster = dir.start_with_args(&["--debug"]).unwrap();
+    Setup {
+        idp,
+        dir,
+        muster,
+        base,
+    }
+}
+
+/// Everything secret seen during a test, to grep outputs for afterwards.
+#[derive(Default)]
+struct Seen(Vec<String>);
+
+impl Seen {
+    fn add(&mut self, value: &str) {
+        if value.len() >= 8 {
+            self.0.push(value.to_owned());
+        }
+    }
+}
+
+/// A browser: follows redirects by hand, keeps cookies per name.
+struct Browser {
+    http: Client,
+    cookies: BTreeMap<String, String>,
+}
+
+impl Browser {
+    fn new() -> Self {
+        Self {
+            http: http(),
+            cookies: BTreeMap::new(),
+        }
+    }
+
+    fn get(&mut self, url: &str, seen: &mut Seen) -> Response {
+        let mut request = self.http.get(url);
+        if !self.cookies.is_empty() {
+            let header: Vec<String> = self
+                .cookies
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            request = request.header("cookie", header.join("; "));
+        }
+        let response = request.send().unwrap();
+        for value in response.headers().get_all("set-cookie") {
+            let text = value.to_str().unwrap();
+            let pair = text.split(';').next().unwrap();
+            if let Some((name, value)) = pair.split_once('=') {
+                seen.add(value);
+                if value.is_empty() {
+                    self.cookies.remove(name);
+                } else {
+                    self.cookies.insert(name.to_owned(), value.to_owned());
+                }
+            }
+        }
+        response
+    }
+}
+
+fn location(response: &Response, from: &str) -> String {
+    let value = response
+        .headers()
+        .get("location")
+        .unwrap_or_else(|| panic!("no redirect from {from}: {}", response.status()))
+        .to_str()
+        .unwrap();
+    url::Url::parse(from)
+        .unwrap()
+        .join(value)
+        .unwrap()
+        .to_string()
+}
+
+fn query(url: &str) -> BTreeMap<String, String> {
+    url::Url::parse(url)
+        .unwrap()
+        .query_pairs()
+        .into_owned()
+        .collect()
+}
+
+fn pkce() -> (String, String) {
+    let verifier = URL_SAFE_NO_PAD.encode(rand_bytes());
+    let challenge = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier.as_bytes()));
+    (verifier, challenge)
+}
+
+fn rand_bytes() -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let digest = sha2::Sha256::digest(format!("{nanos}-{:?}", std::thread::current().id()));
+    out.copy_from_slice(&digest);
+    out
+}
+
+fn form(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+fn post_form(url: &str, pairs: &[(&str, &str)]) -> (u16, Value) {
+    let response = http()
+        .post(url)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(pairs))
+        .send()
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().unwrap_or(Value::Null))
+}
+
+/// Registers a public client; its id.
+fn register(base: &str, redirect: &str) -> String {
+    let response = http()
+        .post(format!("{base}/oauth/register"))
+        .json(&json!({
+            "client_name": "muster-tests", "redirect_uris": [redirect],
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+        }))
+        .send()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 201);
+    let body: Value = response.json().unwrap();
+    body["client_id"].as_str().unwrap().to_owned()
+}
+
+/// The browser part of a sign-in: muster's code for `client`.
+fn sign_in(base: &str, client: &str, redirect: &str, challenge: &str, seen: &mut Seen) -> String {
+    let mut browser = Browser::new();
+    let state = "client-state-1";
+    let authorize = format!(
+        "{base}/oauth/authorize?{}",
+        form(&[
+            ("response_type", "code"),
+            ("client_id", client),
+            ("redirect_uri", redirect),
+            ("scope", "openid email"),
+            ("state", state),
+            ("code_challenge", challenge),
+            ("code_challenge_method", "S256"),
+            ("resource", &format!("{base}/mcp")),
+        ])
+    );
+    let response = browser.get(&authorize, seen);
+    assert_eq!(response.status().as_u16(), 302);
+    let mut url = location(&response, &authorize);
+    assert!(
+        !url.starts_with(base),
+        "muster sends the user to the provider: {url}"
+    );
+    // Through the provider (login, consent) until it sends the user back to muster.
+    for _ in 0..20 {
+        if url.starts_with(&format!("{base}/oauth/callback")) {
+            break;
+        }
+        let response = browser.get(&url, seen);
+        assert!(
+            response.status().is_redirection(),
+            "{url}: {}",
+            response.status()
+        );
+        url = location(&response, &url);
+    }
+    assert!(url.starts_with(&format!("{base}/oauth/callback")), "{url}");
+    let upstream = query(&url);
+    seen.add(&upstream["code"]);
+    let response = browser.get(&url, seen);
+    assert_eq!(response.status().as_u16(), 302);
+    let back = location(&response, &url);
+    assert!(back.starts_with(redirect), "{back}");
+    let answer = query(&back);
+    assert_eq!(answer["state"], state);
+    assert_eq!(
+        answer["iss"], base,
+        "RFC 9207 iss on the authorization response"
+    );
+    seen.add(&answer["code"]);
+    answer["code"].clone()
+}
+
+fn redeem(base: &str, client: &str, redirect: &str, code: &str, verifier: &str) -> (u16, Value) {
+    post_form(
+        &format!("{base}/oauth/token"),
+        &[
+            ("grant_type", "authorization_code"),
+            ("client_id", client),
+            ("code", code),
+            ("code_verifier", verifier),
+            ("redirect_uri", redirect),
+        ],
+    )
+}
+
+fn refresh(base: &str, client: &str, token: &str) -> (u16, Value) {
+    post_form(
+        &format!("{base}/oauth/token"),
+        &[
+            ("grant_type", "refresh_token"),
+            ("client_id", client),
+            ("refresh_token", token),
+        ],
+    )
+}
+
+/// The status of an `initialize` with `bearer` (none when empty), and its challenge.
+fn initialize_status(base: &str, bearer: &str) -> (u16, String) {
+    let mut request = http()
+        .post(format!("{base}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "t", "version": "0"}},
+        }));
+    if !bearer.is_empty() {
+        request = request.bearer_auth(bearer);
+    }
+    let response = request.send().unwrap();
+    let challenge = response
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    (response.status().as_u16(), challenge)
+}
+
+fn client_with(base: &str, bearer: &str) -> McpClient {
+    let header = format!("Bearer {bearer}");
+    McpClient::connect_with_headers(&format!("{base}/mcp"), &[("authorization", &header)]).unwrap()
+}
+
+#[test]
+fn sign_in_through_the_provider_refresh_replay_and_revocation() {
+    let s = setup(json!({}));
+    let base = s.base.as_str();
+    let mut seen = Seen::default();
+    seen.add(CLIENT_SECRET);
+
+    // Without a bearer: 401 and where to find out more.
+    let (status, challenge) = initialize_status(base, "");
+    assert_eq!(status, 401);
+    assert_eq!(
+        challenge,
+        format!("Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource\"")
+    );
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ] {
+        let doc: Value = http()
+            .get(format!("{base}{path}"))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert_eq!(doc["resource"], base);
+        assert_eq!(doc["authorization_servers"], json!([base]));
+    }
+    let meta: Value = http()
+        .get(format!("{base}/.well-known/oauth-authorization-server"))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(meta["issuer"], base);
+    assert_eq!(meta["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(meta["authorization_response_iss_parameter_supported"], true);
+
+    // Register, sign in, redeem.
+    let redirect = "http://127.0.0.1:9/callback";
+    let client = register(base, redirect);
+    let (verifier, challenge) = pkce();
+    let code = sign_in(base, &client, redirect, &challenge, &mut seen);
+    let (status, tokens) = redeem(base, &client, redirect, &code, &verifier);
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    let refresh1 = tokens["refresh_token"].as_str().unwrap().to_owned();
+    seen.add(&access);
+    seen.add(&refresh1);
+    assert_ne!(
+        access.split('.').count(),
+        3,
+        "muster's access tokens are opaque"
+    );
+
+    // The code is single use; a wrong verifier fails.
+    let (status, answer) = redeem(base, &client, redirect, &code, &verifier);
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    let (verifier2, challenge2) = pkce();
+    let code2 = sign_in(base, &client, redirect, &challenge2, &mut seen);
+    let (status, answer) = redeem(base, &client, redirect, &code2, &verifier);
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    drop(verifier2);
+
+    // A wrong state at muster's callback is refused.
+    let response = http()
+        .get(format!(
+            "{base}/oauth/callback?code=abc&state=not-a-state-muster-issued"
+        ))
+        .send()
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 400);
+
+    // The bearer works, and the caller is the provider's user.
+    let mcp = client_with(base, &access);
+    let created = mcp
+        .call(
+            "core_mcpserver_create",
+            json!({"name": "stamped", "type": "stdio", "command": "echo", "autoStart": false}),
+        )
+        .unwrap();
+    assert!(!created.is_error, "{}", created.text());
+    let got = mcp
+        .call("core_mcpserver_get", json!({"name": "stamped"}))
+        .unwrap();
+    assert_eq!(got.json().unwrap()["registeredBy"], USER);
+
+    // Refresh rotates; presenting the old refresh token again revokes the whole family.
+    let (status, rotated) = refresh(base, &client, &refresh1);
+    assert_eq!(status, 200, "{rotated}");
+    let access2 = rotated["access_token"].as_str().unwrap().to_owned();
+    let refresh2 = rotated["refresh_token"].as_str().unwrap().to_owned();
+    seen.add(&access2);
+    seen.add(&refresh2);
+    assert_ne!(refresh2, refresh1);
+    assert_eq!(initialize_status(base, &access2).0, 200);
+    let (status, answer) = refresh(base, &client, &refresh1);
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    let (status, _) = refresh(base, &client, &refresh2);
+    assert_eq!(
+        status, 400,
+        "the family is revoked: its current refresh token too"
+    );
+    assert_eq!(initialize_status(base, &access2).0, 401);
+    assert_eq!(initialize_status(base, &access).0, 401);
+
+    // A new sign-in works until the provider revokes it.
+    let (verifier3, challenge3) = pkce();
+    let code3 = sign_in(base, &client, redirect, &challenge3, &mut seen);
+    let (status, tokens3) = redeem(base, &client, redirect, &code3, &verifier3);
+    assert_eq!(status, 200);
+    let access3 = tokens3["access_token"].as_str().unwrap().to_owned();
+    seen.add(&access3);
+    seen.add(tokens3["refresh_token"].as_str().unwrap());
+    assert_eq!(initialize_status(base, &access3).0, 200);
+    let revoked = http()
+        .post(format!("{}/test/revoke-all", s.idp.issuer))
+        .send()
+        .unwrap();
+    assert!(revoked.status().is_success());
+    assert_eq!(
+        initialize_status(base, &access3).0,
+        401,
+        "revoked at the provider"
+    );
+
+    // RFC 8693 exchange: muster issues nothing.
+    let (status, answer) = post_form(
+        &format!("{base}/oauth/token"),
+        &[
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange",
+            ),
+            ("subject_token", &access2),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:access_token",
+            ),
+        ],
+    );
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+
+    // No credential anywhere: log, events, tool output.
+    let events = mcp_events(base, &s);
+    let log = s.muster.log();
+    for secret in &seen.0 {
+        assert!(
+            !log.contains(secret.as_str()),
+            "a credential is in muster's log"
+        );
+        assert!(
+            !events.contains(secret.as_str()),
+            "a credential is in the events"
+        );
+        assert!(
+            !got.text().contains(secret.as_str()),
+            "a credential is in tool output"
+        );
+    }
+    assert!(log.contains("signed in to muster"), "{log}");
+    let _ = &s.dir;
+}
+
+/// The event list as one text, read with a fresh trusted-issuer session.
+fn mcp_events(base: &str, s: &Setup) -> String {
+    let token = s.idp.mint(json!({"sub": "auditor", "aud": base}));
+    let mcp = client_with(base, &token);
+    let events = mcp.call("core_events", json!({})).unwrap();
+    let list = mcp.call("core_mcpserver_list", json!({})).unwrap();
+    format!("{}\n{}", events.text(), list.text())
+}
+
+fn forge_none(claims: &Value) -> String {
+    let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+    let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
+    format!("{header}.{payload}.")
+}
+
+#[test]
+fn trusted_issuer_tokens_and_every_bad_one() {
+    let s = setup(json!({ "trustedAudiences": ["https://portal.example.com"] }));
+    let base = s.base.as_str();
+    let now = chrono::Utc::now().timestamp();
+
+    let good = s
+        .idp
+        .mint(json!({"sub": "bob", "aud": base, "act": {"sub": "agent-1"}}));
+    assert_eq!(initialize_status(base, &good).0, 200);
+    let portal = s
+        .idp
+        .mint(json!({"sub": "bob", "aud": "https://portal.example.com"}));
+    assert_eq!(initialize_status(base, &portal).0, 200, "trustedAudiences");
+
+    let other_audience = s
+        .idp
+        .mint(json!({"sub": "bob", "aud": "https://elsewhere.example.com"}));
+    let expired = s
+        .idp
+        .mint(json!({"sub": "bob", "aud": base, "exp": now - 3600, "iat": now - 7200}));
+    let not_yet = s
+        .idp
+        .mint(json!({"sub": "bob", "aud": base, "nbf": now + 3600}));
+    let other_issuer = s
+        .idp
+        .mint(json!({"sub": "bob", "aud": base, "iss": "https://rogue.example.com"}));
+    let mut parts: Vec<String> = good.split('.').map(str::to_owned).collect();
+    parts[1] = URL_SAFE_NO_PAD.encode(
+        json!({"sub": "mallory", "aud": base, "iss": s.idp.minter, "exp": now + 600}).to_string(),
+    );
+    let forged = parts.join(".");
+    let none =
+        forge_none(&json!({"sub": "mallory", "aud": base, "iss": s.idp.minter, "exp": now + 600}));
+    for (what, token) in [
+        ("another audience", other_audience.as_str()),
+        ("expired", expired.as_str()),
+        ("not yet valid", not_yet.as_str()),
+        ("an untrusted issuer", other_issuer.as_str()),
+        ("a forged signature", forged.as_str()),
+        ("alg none", none.as_str()),
+        ("garbage", "not-a-token-at-all"),
+    ] {
+        let (status, challenge) = initialize_status(base, token);
+        assert_eq!(status, 401, "{what} must be refused");
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{what}: {challenge}"
+        );
+    }
+
+    // Key rotation: a token signed with a new key is accepted once muster fetches it.
+    http()
+        .post(format!("{}/rotate", s.idp.minter))
+        .send()
+        .unwrap();
+    let rotated = s.idp.mint(json!({"sub": "bob", "aud": base}));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = initialize_status(base, &rotated).0;
+        if status == 200 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the rotated key was never accepted"
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
+    let log = s.muster.log();
+    for token in [&good, &portal, &forged, &rotated] {
+        assert!(!log.contains(token.as_str()), "a bearer is in muster's log");
+    }
+}
+
+#[test]
+fn failed_bearers_are_rate_limited() {
+    let s = setup(json!({ "rateLimit": { "perMinute": 1, "burst": 2 } }));
+    let base = s.base.as_str();
+    let statuses: Vec<u16> = (0..6)
+        .map(|_| initialize_status(base, "bad.bad.bad").0)
+        .collect();
+    assert_eq!(&statuses[..3], &[401, 401, 401], "{statuses:?}");
+    assert_eq!(statuses[5], 429, "{statuses:?}");
+    let (status, _) = post_form(
+        &format!("{base}/oauth/token"),
+        &[("grant_type", "refresh_token")],
+    );
+    assert_eq!(
+        status, 429,
+        "the sign-in endpoints share the address's attempts"
+    );
+}
