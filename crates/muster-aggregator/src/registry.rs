@@ -335,6 +335,7 @@ impl Registry {
         if let Some(cached) = overlay.cached(global.generation()) {
             return cached;
         }
+        let inputs = overlay.catalogs();
         let catalog = {
             let merged = sessions::merged(backends, &overlay.backends);
             let cores: Vec<&Arc<dyn ToolProvider>> = cores.iter().map(|c| &c.value).collect();
@@ -346,7 +347,7 @@ impl Registry {
                 &AggregatedCatalog::default(),
             ))
         };
-        overlay.remember(global.generation(), Arc::clone(&catalog));
+        overlay.remember(global.generation(), inputs, Arc::clone(&catalog));
         catalog
     }
 

@@ -110,31 +110,13 @@ impl Pool {
 
     /// Removes every session's connection to `server`.
     pub(crate) fn remove_server(&self, server: &str) -> Vec<Backend> {
-        let keys: Vec<(SessionId, String)> = self
-            .lock()
-            .keys()
-            .filter(|(_, s)| s == server)
-            .cloned()
-            .collect();
-        keys.into_iter()
-            .filter_map(|(session, server)| self.remove(&session, &server))
-            .map(|p| p.backend)
-            .collect()
+        self.remove_where(|(_, name), _| name == server)
     }
 
     /// Removes the connections unused for `idle`.
     pub(crate) fn evict_idle(&self, idle: Duration) -> Vec<Backend> {
         let now = Instant::now();
-        let keys: Vec<(SessionId, String)> = self
-            .lock()
-            .iter()
-            .filter(|(_, p)| now.duration_since(p.last_used()) >= idle)
-            .map(|(k, _)| k.clone())
-            .collect();
-        keys.into_iter()
-            .filter_map(|(session, server)| self.remove(&session, &server))
-            .map(|p| p.backend)
-            .collect()
+        self.remove_where(|_, p| now.duration_since(p.last_used()) >= idle)
     }
 
     /// Removes the connections whose server is gone or whose spec is no longer `current`
@@ -143,10 +125,15 @@ impl Pool {
         &self,
         current: impl Fn(&str) -> Option<muster_core::resource::mcp_server::McpServerSpec>,
     ) -> Vec<Backend> {
+        self.remove_where(|(_, server), p| current(server).as_ref() != Some(p.backend.spec()))
+    }
+
+    /// Removes the connections `pick` selects; returns their backends (to be stopped).
+    fn remove_where(&self, pick: impl Fn(&(SessionId, String), &Pooled) -> bool) -> Vec<Backend> {
         let keys: Vec<(SessionId, String)> = self
             .lock()
             .iter()
-            .filter(|((_, server), p)| current(server).as_ref() != Some(p.backend.spec()))
+            .filter(|(k, p)| pick(k, p))
             .map(|(k, _)| k.clone())
             .collect();
         keys.into_iter()

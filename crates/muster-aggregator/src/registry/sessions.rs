@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use muster_core::tool::{Revision, SessionId};
+use muster_core::tool::{Catalog, SessionId};
 
 use super::build::BackendEntry;
 use super::catalog::AggregatedCatalog;
@@ -20,7 +20,7 @@ pub(super) struct SessionOverlay {
 #[derive(Debug)]
 struct CachedSnapshot {
     global: u64,
-    revisions: Vec<Revision>,
+    catalogs: Vec<Arc<Catalog>>,
     catalog: Arc<AggregatedCatalog>,
 }
 
@@ -28,27 +28,37 @@ struct CachedSnapshot {
 pub(super) type Overlays = HashMap<SessionId, SessionOverlay>;
 
 impl SessionOverlay {
-    /// The revisions of the session's providers, in server order.
-    fn revisions(&self) -> Vec<Revision> {
-        self.backends
-            .values()
-            .map(|e| e.provider.catalog().revision)
-            .collect()
+    /// The current catalogs of the session's providers, in server order.
+    pub(super) fn catalogs(&self) -> Vec<Arc<Catalog>> {
+        self.backends.values().map(|e| e.provider.catalog()).collect()
     }
 
     /// The cached snapshot when it still matches the global snapshot `global` and the
     /// session's providers.
     pub(super) fn cached(&self, global: u64) -> Option<Arc<AggregatedCatalog>> {
         let cache = self.cache.as_ref()?;
-        (cache.global == global && cache.revisions == self.revisions())
-            .then(|| Arc::clone(&cache.catalog))
+        let current = self.catalogs();
+        let same = cache.global == global
+            && cache.catalogs.len() == current.len()
+            && cache
+                .catalogs
+                .iter()
+                .zip(&current)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        same.then(|| Arc::clone(&cache.catalog))
     }
 
-    /// Remembers `catalog` as built over the global snapshot `global`.
-    pub(super) fn remember(&mut self, global: u64, catalog: Arc<AggregatedCatalog>) {
+    /// Remembers `catalog` as built over the global snapshot `global` and the session's
+    /// provider catalogs `catalogs` (read before the build).
+    pub(super) fn remember(
+        &mut self,
+        global: u64,
+        catalogs: Vec<Arc<Catalog>>,
+        catalog: Arc<AggregatedCatalog>,
+    ) {
         self.cache = Some(CachedSnapshot {
             global,
-            revisions: self.revisions(),
+            catalogs,
             catalog,
         });
     }

@@ -144,15 +144,25 @@ impl ServerHandler for Aggregator {
 }
 
 /// The session a request belongs to: the one the front door's authentication established,
-/// else its `mcp-session-id`, else `default-user`.
+/// else its `mcp-session-id` (streamable HTTP), its `sessionId` query parameter (legacy
+/// SSE), else `default-user`.
 fn session_of(context: &RequestContext<RoleServer>) -> SessionId {
-    let parts = context.extensions.get::<http::request::Parts>();
-    if let Some(session) = parts.and_then(|p| p.extensions.get::<SessionId>()) {
+    let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+        return SessionId::default();
+    };
+    if let Some(session) = parts.extensions.get::<SessionId>() {
         return session.clone();
     }
     parts
-        .and_then(|parts| parts.headers.get(SESSION_HEADER))
+        .headers
+        .get(SESSION_HEADER)
         .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| {
+            form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes())
+                .find(|(k, _)| k == "sessionId")
+                .map(|(_, v)| format!("sse-{v}"))
+        })
         .filter(|id| !id.is_empty())
         .map(SessionId::new)
         .unwrap_or_default()
