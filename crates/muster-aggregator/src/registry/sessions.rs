@@ -30,7 +30,10 @@ pub(super) type Overlays = HashMap<SessionId, SessionOverlay>;
 impl SessionOverlay {
     /// The current catalogs of the session's providers, in server order.
     pub(super) fn catalogs(&self) -> Vec<Arc<Catalog>> {
-        self.backends.values().map(|e| e.provider.catalog()).collect()
+        self.backends
+            .values()
+            .map(|e| e.provider.catalog())
+            .collect()
     }
 
     /// The cached snapshot when it still matches the global snapshot `global` and the

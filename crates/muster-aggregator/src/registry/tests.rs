@@ -435,11 +435,22 @@ async fn unchanged_content_is_not_republished() {
 #[tokio::test]
 async fn session_servers_are_seen_and_called_by_their_session_only() {
     let registry = Registry::new();
-    registry.upsert_backend("shared", BackendNaming::default(), Fixed::new("shared", &["t"]));
+    registry.upsert_backend(
+        "shared",
+        BackendNaming::default(),
+        Fixed::new("shared", &["t"]),
+    );
     // The protected server is registered without tools until a session signs in.
-    registry.upsert_backend("locked", BackendNaming::default(), Fixed::new("locked", &[]));
+    registry.upsert_backend(
+        "locked",
+        BackendNaming::default(),
+        Fixed::new("locked", &[]),
+    );
     let (alice, bob) = (SessionId::new("alice"), SessionId::new("bob"));
-    assert!(Arc::ptr_eq(&registry.snapshot_for(&alice), &registry.snapshot()));
+    assert!(Arc::ptr_eq(
+        &registry.snapshot_for(&alice),
+        &registry.snapshot()
+    ));
 
     let own = Fixed::new("locked", &["secret"]);
     registry.upsert_session_backend(&alice, "locked", BackendNaming::default(), own.clone());
@@ -463,7 +474,10 @@ async fn session_servers_are_seen_and_called_by_their_session_only() {
         tools: vec![tool("secret", json!({})), tool("more", json!({}))],
         ..Catalog::default()
     });
-    assert_eq!(seen(&alice), ["x_locked_secret", "x_locked_more", "x_shared_t"]);
+    assert_eq!(
+        seen(&alice),
+        ["x_locked_secret", "x_locked_more", "x_shared_t"]
+    );
 
     let as_session = |session: &SessionId| {
         let call = ToolCall::new("x_locked_secret", None).with_context(CallContext {
@@ -475,13 +489,19 @@ async fn session_servers_are_seen_and_called_by_their_session_only() {
     let ok = as_session(&alice).await.unwrap();
     assert_eq!(ok.content[0].as_text().unwrap().text, "locked:secret {}");
     assert!(as_session(&bob).await.is_err());
-    assert!(registry.is_available("x_locked_secret", &CallContext {
-        session: alice.clone(),
-        ..CallContext::default()
-    }));
+    assert!(registry.is_available(
+        "x_locked_secret",
+        &CallContext {
+            session: alice.clone(),
+            ..CallContext::default()
+        }
+    ));
     assert!(!registry.is_available("x_locked_secret", &CallContext::default()));
 
     assert!(registry.remove_session_backend(&alice, "locked"));
     assert_eq!(seen(&alice), ["x_shared_t"]);
-    assert!(Arc::ptr_eq(&registry.snapshot_for(&alice), &registry.snapshot()));
+    assert!(Arc::ptr_eq(
+        &registry.snapshot_for(&alice),
+        &registry.snapshot()
+    ));
 }
