@@ -457,9 +457,8 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
     let text = stdout(&output);
     for line in [
         "config.yaml: invalid",
-        "  aggregator.oauth.server.enabled: protecting muster with OAuth is not supported yet, \
-         so muster would serve without authentication; remove the setting (muster serves \
-         loopback clients only unless aggregator.allowedHosts says otherwise)",
+        "  aggregator.oauth.server.baseUrl: is required: muster's public http(s) URL",
+        "  aggregator.oauth.server.dex.issuerUrl: is required: the upstream provider's issuer URL",
         "  aggregator.admin.enabled: the admin UI is not available in this muster yet; remove \
          the aggregator.admin section",
         "mcpserver/remote (mcpservers/remote.yaml): invalid",
@@ -480,7 +479,7 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     for field in [
-        "aggregator.oauth.server.enabled:",
+        "aggregator.oauth.server.baseUrl:",
         "aggregator.admin.enabled:",
     ] {
         assert!(stderr.contains(field), "{field} missing from: {stderr}");

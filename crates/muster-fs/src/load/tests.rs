@@ -442,7 +442,7 @@ fn settings_that_would_do_nothing_make_the_config_invalid() {
     let loaded = Dir::new()
         .file(
             "config.yaml",
-            "kubernetes: true\naggregator:\n  oauth:\n    server:\n      enabled: true\n",
+            "kubernetes: true\naggregator:\n  admin:\n    enabled: true\n",
         )
         .load();
     let errors = invalid_config(&loaded);
@@ -451,7 +451,7 @@ fn settings_that_would_do_nothing_make_the_config_invalid() {
         .iter()
         .map(|v| v.path.as_str())
         .collect();
-    assert_eq!(paths, ["aggregator.oauth.server.enabled"]);
+    assert_eq!(paths, ["aggregator.admin.enabled"]);
     assert!(!loaded.is_valid());
 }
 
