@@ -19,7 +19,7 @@ use futures_core::stream::BoxStream;
 
 pub use error::StoreError;
 pub use execution::{ExecutionFilter, ExecutionPage, ExecutionStore, NewExecution};
-pub use in_flight::InFlightExecutions;
+pub use in_flight::{InFlightExecutions, STOPPED_ERROR};
 pub use memory::MemoryStore;
 pub use memory_execution::MemoryExecutionStore;
 

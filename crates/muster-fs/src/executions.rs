@@ -48,8 +48,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use muster_core::ValidationErrors;
 use muster_core::resource::execution::{
-    ExecutionId, ExecutionOutcome, ExecutionRecord, ExecutionStatus, ExecutionSummary,
-    RetentionPolicy, StepRecord,
+    ExecutionId, ExecutionOutcome, ExecutionRecord, ExecutionSummary, RetentionPolicy, StepRecord,
 };
 use muster_core::store::{
     ExecutionFilter, ExecutionPage, ExecutionStore, NewExecution, StoreError,
@@ -60,9 +59,9 @@ pub use error::ExecutionFileError;
 use crate::layout::Layout;
 use locks::KeyedLocks;
 
-/// The error of runs still in progress when muster is stopped by a signal.
-pub const STOPPED_ERROR: &str =
-    "execution cancelled: muster was stopped before the workflow finished";
+/// The error of runs still in progress when muster is stopped by a signal (defined with
+/// [`InFlightExecutions`](muster_core::store::InFlightExecutions), which every store uses).
+pub use muster_core::store::STOPPED_ERROR;
 /// The error of a run that was still in progress when its process stopped (found so when the
 /// store is opened).
 pub const INTERRUPTED_ERROR: &str =
@@ -140,31 +139,6 @@ impl FsExecutionStore {
     /// The file holding the record of `id` (which may not exist).
     pub fn record_path(&self, id: &ExecutionId) -> PathBuf {
         file::record_path(&self.inner.dir, id)
-    }
-
-    /// Marks every run still in progress as failed with `error` (at shutdown, once nothing
-    /// runs any more); returns how many there were.
-    pub async fn fail_in_progress(&self, error: &str) -> Result<usize, StoreError> {
-        let running: Vec<ExecutionId> = self
-            .inner
-            .index
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-            .filter(|s| s.status == ExecutionStatus::Inprogress)
-            .map(|s| s.id.clone())
-            .collect();
-        let now = Utc::now();
-        for id in &running {
-            let error = error.to_owned();
-            self.update(id, move |r| {
-                if r.status == ExecutionStatus::Inprogress {
-                    r.finish(ExecutionOutcome::Failed(error), now);
-                }
-            })
-            .await?;
-        }
-        Ok(running.len())
     }
 
     /// Applies `change` to the stored record of `id` and writes it back, under its lock.

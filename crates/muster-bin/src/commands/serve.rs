@@ -17,10 +17,9 @@ use muster_core::ValidationContext;
 use muster_core::config::{AggregatorTransport, FamilyDescriptionRule};
 use muster_core::resource::execution::RetentionPolicy;
 use muster_core::resource::{McpServer, Workflow};
-use muster_core::store::{ExecutionStore, InFlightExecutions, ResourceStore};
+use muster_core::store::{ExecutionStore, InFlightExecutions, ResourceStore, STOPPED_ERROR};
 use muster_core::{BroadcastEventLog, EventLog, EventSink};
 use muster_fs::driver::Driver;
-use muster_fs::executions::STOPPED_ERROR;
 use muster_fs::{
     ConfigDir, EventLogOptions, FsConfigStore, FsEventLog, FsExecutionStore, FsStore, Layout,
 };

@@ -14,6 +14,10 @@ use crate::resource::execution::{
     ExecutionId, ExecutionOutcome, ExecutionRecord, RetentionPolicy, StepRecord,
 };
 
+/// The error a stopping process records for the runs it leaves unfinished.
+pub const STOPPED_ERROR: &str =
+    "execution cancelled: muster was stopped before the workflow finished";
+
 /// Wraps an [`ExecutionStore`], remembering the runs begun through it until they finish.
 ///
 /// ```
