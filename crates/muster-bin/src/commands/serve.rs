@@ -46,20 +46,32 @@ const RETENTION_INTERVAL: Duration = Duration::from_secs(3600);
 
 /// Runs the server until a shutdown signal.
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(serve(args))
-}
-
-async fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    // Kept until the end: the example's directory goes when muster stops.
+    // Kept until the runtime is gone: the example's directory goes when nothing can write into
+    // it any more (status write-back and the event log run on the runtime until its shutdown).
     let example = args.example.then(example::materialize).transpose()?;
     let root = match &example {
         Some(dir) => dir.path().to_path_buf(),
         None => expand_home(&args.config_path),
     };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let outcome = runtime.block_on(serve(args, root));
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(dir) = example {
+        let path = dir.path().to_path_buf();
+        if let Err(e) = dir.close() {
+            eprintln!(
+                "muster: cannot remove the example directory {}: {e}",
+                path.display()
+            );
+        }
+    }
+    outcome
+}
+
+async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&root)
         .with_context(|| format!("cannot create config directory {}", root.display()))?;
     let layout = Layout::new(&root);
