@@ -17,6 +17,11 @@
 //! `Origin` that does not name an allowed host with `403 Forbidden: invalid Origin header
 //! "<origin>"`: the DNS-rebinding guard.
 //!
+//! Behind that guard, a plain meta-tool `tools/call` in an initialized session takes a lean
+//! path (one `application/json` reply, no session worker or SSE stream; see the `lean`
+//! module); sessions are capped, parked when idle and expired ([`SessionLimits`]), and
+//! [`Aggregator::serve_tcp`] bounds connections ([`ConnectionLimits`]).
+//!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use muster_aggregator::registry::Registry;
@@ -29,15 +34,18 @@
 //! ```
 
 mod caller;
+mod connections;
 mod handler;
 mod hosts;
 mod http;
 mod invalid_params;
 mod jsonrpc_errors;
+mod lean;
 mod listen;
 mod notify;
 mod progress;
 mod reads;
+mod sessions;
 mod sse;
 
 use std::future::Future;
@@ -46,12 +54,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use rmcp::model::Implementation;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub use connections::{
+    ConnectionLimits, DEFAULT_CONNECTION_IDLE_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, serve_with_limits,
+};
 pub use hosts::{AllowedHosts, LOOPBACK_HOSTS};
+pub use sessions::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSION_PARK_AFTER, SessionLimits,
+    SessionTable, SessionTableError,
+};
 
 use crate::meta_tools::MetaTools;
 use crate::registry::Registry;
@@ -84,6 +99,8 @@ pub struct AggregatorBuilder {
     allowed_hosts: AllowedHosts,
     sse_keep_alive: Duration,
     shutdown: Option<CancellationToken>,
+    session_limits: SessionLimits,
+    connection_limits: ConnectionLimits,
 }
 
 #[derive(Debug)]
@@ -96,8 +113,11 @@ struct Inner {
     shutdown: CancellationToken,
     peers: notify::Peers,
     notifier_started: AtomicBool,
-    /// Stops the list-changed notifier when the aggregator is gone.
+    /// Stops the list-changed notifier and the session reaper when the aggregator is gone.
     notifier_stop: CancellationToken,
+    /// The streamable HTTP sessions.
+    sessions: Arc<SessionTable>,
+    connection_limits: ConnectionLimits,
 }
 
 impl Drop for Inner {
@@ -144,6 +164,21 @@ impl AggregatorBuilder {
         self
     }
 
+    /// Sets the session cap and idle timeouts (defaults: [`SessionLimits::default`]).
+    #[must_use]
+    pub fn session_limits(mut self, limits: SessionLimits) -> Self {
+        self.session_limits = limits;
+        self
+    }
+
+    /// Sets the connection cap and the header-read and idle-connection timeouts that
+    /// [`Aggregator::serve_tcp`] applies (defaults: [`ConnectionLimits::default`]).
+    #[must_use]
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection_limits = limits;
+        self
+    }
+
     /// Uses `token` to end every session and stream: cancel it when shutting down, or
     /// graceful shutdown waits for clients holding streams open.
     /// [`Aggregator::serve_tcp`] cancels it itself.
@@ -170,6 +205,8 @@ impl AggregatorBuilder {
                 peers: notify::Peers::default(),
                 notifier_started: AtomicBool::new(false),
                 notifier_stop: CancellationToken::new(),
+                sessions: Arc::new(SessionTable::new(self.session_limits)),
+                connection_limits: self.connection_limits,
             }),
         };
         aggregator.ensure_notifier();
@@ -189,6 +226,8 @@ impl Aggregator {
             allowed_hosts: AllowedHosts::default(),
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
             shutdown: None,
+            session_limits: SessionLimits::default(),
+            connection_limits: ConnectionLimits::default(),
         }
     }
 
@@ -200,6 +239,11 @@ impl Aggregator {
     /// The meta-tools.
     pub fn meta_tools(&self) -> &MetaTools {
         &self.inner.meta
+    }
+
+    /// The streamable HTTP sessions (how many exist, how many have a running worker).
+    pub fn sessions(&self) -> &SessionTable {
+        &self.inner.sessions
     }
 
     /// The token whose cancellation ends every session and stream.
@@ -230,7 +274,8 @@ impl Aggregator {
             shutdown.await;
             token.cancel();
         };
-        serve(listener, self.router(), signal).await
+        let limits = self.inner.connection_limits;
+        serve_with_limits(listener, self.router(), limits, signal).await
     }
 
     /// Serves one MCP session on `reader` and `writer` (the stdio transport: one JSON-RPC
@@ -283,13 +328,15 @@ impl Aggregator {
                 self.registry().changes(),
                 self.inner.notifier_stop.clone(),
             );
+            sessions::spawn_reaper(&self.inner.sessions, self.inner.notifier_stop.clone());
         }
     }
 }
 
 /// Serves `router` on `listener` with `TCP_NODELAY` on every accepted socket (without it,
-/// small responses wait for the peer's delayed ACK, about 40 ms each), until `shutdown`
-/// completes; then stops accepting and waits for open connections to finish.
+/// small responses wait for the peer's delayed ACK, about 40 ms each) and the default
+/// [`ConnectionLimits`], until `shutdown` completes; then stops accepting and waits for open
+/// connections to finish.
 ///
 /// # Errors
 ///
@@ -299,12 +346,5 @@ pub async fn serve(
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with_limits(listener, router, ConnectionLimits::default(), shutdown).await
 }
