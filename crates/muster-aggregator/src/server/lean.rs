@@ -3,9 +3,10 @@
 //! going through the session's worker, a request-wise SSE stream and its framing.
 //!
 //! Only the plain case takes this path: a single JSON-RPC request `tools/call` naming a
-//! meta-tool, on `/mcp`, in a session that completed `initialize`, without `_meta` (so no
-//! progress token and nothing else to relay) and without any other parameter, with a
-//! pre-2026 (or no) `MCP-Protocol-Version`. Everything else — other methods, batches,
+//! meta-tool, on `/mcp`, in a session that completed `initialize` and whose client declared
+//! no sampling, elicitation or roots capability (requests a backend sends to the caller are
+//! relayed by the rmcp path), with nothing in `_meta` but perhaps a progress token and no
+//! other parameter, with a pre-2026 (or no) `MCP-Protocol-Version`. Everything else — other methods, batches,
 //! progress, 2026-07-28 stateless requests, malformed input — reaches rmcp unchanged, byte
 //! for byte. The Host check and every other layer in front of the MCP endpoint still run
 //! first. The call itself is the same [`MetaTools::call`](crate::meta_tools::MetaTools::call)
@@ -213,7 +214,7 @@ async fn answer(
         }
         ("tools/call", Some(session)) => {
             let id = envelope.id.filter(|id| is_request_id(id))?;
-            if !plain_session_version(headers) || !state.sessions.is_initialized(session) {
+            if !plain_session_version(headers) || !state.sessions.is_lean(session) {
                 return None;
             }
             let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;

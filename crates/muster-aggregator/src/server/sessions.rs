@@ -95,6 +95,9 @@ pub enum SessionTableError {
 struct Entry {
     /// The client's `initialize` parameters as JSON, once the handshake completed.
     init: Option<Box<str>>,
+    /// The client can be asked things during a call (sampling, elicitation, roots), which
+    /// only the rmcp path relays.
+    answers_requests: bool,
     /// The worker is stopped until the next request restores it.
     parked: bool,
     /// The reaper is stopping the worker; requests wait until it is parked.
@@ -111,6 +114,7 @@ impl Entry {
     fn new(now: Instant) -> Self {
         Self {
             init: None,
+            answers_requests: false,
             parked: false,
             parking: false,
             pending_exits: 0,
@@ -169,9 +173,12 @@ impl SessionTable {
         self.limits.max_sessions
     }
 
-    /// Whether `id` names a session that completed `initialize`.
-    pub(super) fn is_initialized(&self, id: &str) -> bool {
-        self.lock().get(id).is_some_and(|e| e.init.is_some())
+    /// Whether `id` names a session that completed `initialize` and whose client cannot
+    /// be asked anything during a call: its meta-tool calls may take the lean path.
+    pub(super) fn is_lean(&self, id: &str) -> bool {
+        self.lock()
+            .get(id)
+            .is_some_and(|e| e.init.is_some() && !e.answers_requests)
     }
 
     /// Marks a request of session `id` as open until the returned guard is dropped.
@@ -456,8 +463,13 @@ impl SessionStore for Store {
 
     async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         let json = serde_json::to_string(&state.initialize_params)?;
+        let capabilities = &state.initialize_params.capabilities;
+        let answers_requests = capabilities.sampling.is_some()
+            || capabilities.elicitation.is_some()
+            || capabilities.roots.is_some();
         if let Some(entry) = self.0.lock().get_mut(session_id) {
             entry.init = Some(json.into_boxed_str());
+            entry.answers_requests = answers_requests;
         }
         Ok(())
     }
