@@ -328,7 +328,12 @@ impl Aggregator {
                 self.registry().changes(),
                 self.inner.notifier_stop.clone(),
             );
-            sessions::spawn_reaper(&self.inner.sessions, self.inner.notifier_stop.clone());
+            let peers = self.inner.peers.clone();
+            sessions::spawn_reaper(
+                &self.inner.sessions,
+                self.inner.notifier_stop.clone(),
+                move || peers.prune(),
+            );
         }
     }
 }

@@ -282,7 +282,9 @@ impl AggregatorLimits {
         ]
         .into_iter()
         .filter(|(_, value)| *value == 0)
-        .map(|(field, _)| Violation::new(format!("aggregator.limits.{field}"), "must be at least 1"))
+        .map(|(field, _)| {
+            Violation::new(format!("aggregator.limits.{field}"), "must be at least 1")
+        })
         .collect()
     }
 }

@@ -131,18 +131,23 @@ impl ServerHandler for Aggregator {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.inner.peers.register(context.peer);
+        let session = session_header(&context.extensions);
+        self.inner.peers.register(session, context.peer);
     }
 }
 
 /// The session a request belongs to: its `mcp-session-id`, else `default-user`.
 fn session_of(context: &RequestContext<RoleServer>) -> SessionId {
-    context
-        .extensions
+    session_header(&context.extensions)
+        .map(SessionId::new)
+        .unwrap_or_default()
+}
+
+/// The `mcp-session-id` of the HTTP request a message came in.
+fn session_header(extensions: &rmcp::model::Extensions) -> Option<&str> {
+    extensions
         .get::<http::request::Parts>()
         .and_then(|parts| parts.headers.get(SESSION_HEADER))
         .and_then(|value| value.to_str().ok())
         .filter(|id| !id.is_empty())
-        .map(SessionId::new)
-        .unwrap_or_default()
 }

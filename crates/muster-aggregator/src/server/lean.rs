@@ -19,7 +19,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -27,19 +27,17 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use muster_core::tool::{CallContext, ProgressSink, ProgressUpdate, SessionId};
+use muster_core::tool::{CallContext, ProgressSink, ProgressUpdate, SessionId, SessionNotifier};
 use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::Aggregator;
 use super::sessions::{SESSION_HEADER, SessionTable};
+use super::{Aggregator, MCP_PATH, notify};
 use crate::meta_tools;
 
-/// The path the lean path serves.
-const MCP_PATH: &str = "/mcp";
 /// The largest body the MCP endpoint reads (rmcp's limit).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Protocol versions whose requests are plain JSON-RPC in a session.
@@ -69,12 +67,15 @@ impl LeanState {
     }
 }
 
-/// Lean calls in flight, by session and JSON-RPC id, for `notifications/cancelled`.
+/// A call in flight: its session and its JSON-RPC id (as written by the client).
+type CallKey = (Box<str>, Box<str>);
+
+/// Lean calls in flight, for `notifications/cancelled`.
 #[derive(Debug, Default)]
-struct Inflight(Mutex<HashMap<(Box<str>, Box<str>), CancellationToken>>);
+struct Inflight(Mutex<HashMap<CallKey, CancellationToken>>);
 
 impl Inflight {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Box<str>, Box<str>), CancellationToken>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<CallKey, CancellationToken>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -104,7 +105,7 @@ impl Inflight {
 /// Removes a call from [`Inflight`] however it ends.
 struct InflightGuard {
     inflight: Arc<Inflight>,
-    key: (Box<str>, Box<str>),
+    key: CallKey,
 }
 
 impl Drop for InflightGuard {
@@ -221,11 +222,15 @@ async fn answer(
             if !meta_tools::is_meta_tool(&params.name) {
                 return None;
             }
+            // Notifications of the call (followed events) go to the session's stream; a
+            // session whose worker is parked takes the rmcp path, which restores it.
+            let peer = state.aggregator.inner.peers.of_session(session)?;
             let call = LeanCall {
                 id: id.to_owned(),
                 name: params.name.into_owned(),
                 arguments: params.arguments,
                 progress_token: params.meta.and_then(|m| m.progress_token),
+                notifier: notify::session_notifier(peer),
             };
             Some(call.run(state, session).await)
         }
@@ -239,6 +244,7 @@ struct LeanCall {
     name: String,
     arguments: Option<JsonObject>,
     progress_token: Option<ProgressToken>,
+    notifier: SessionNotifier,
 }
 
 impl LeanCall {
@@ -250,8 +256,11 @@ impl LeanCall {
             name,
             arguments,
             progress_token,
+            notifier,
         } = self;
         let cancellation = state.aggregator.inner.shutdown.child_token();
+        // A client that hangs up before the answer cancels the call.
+        let cancel_on_drop = cancellation.clone().drop_guard();
         let registration = state
             .inflight
             .register(session, id.get().trim(), cancellation.clone());
@@ -263,16 +272,22 @@ impl LeanCall {
                     let _ = progress_tx.send(update);
                 })
             }),
+            notifier: Some(notifier),
             cancellation: cancellation.clone(),
             ..CallContext::default()
         };
         let meta = state.aggregator.meta_tools().clone();
-        let call = async move { meta.call(&name, arguments, context).await };
+        let tool = name.clone();
+        let call = async move { meta.call(&tool, arguments, context).await };
         let mut call = Box::pin(call);
+        // A cancelled call answers as cancelled even when the tool returns at once.
         let first = tokio::select! {
             biased;
-            result = &mut call => return finished(&id, result),
             () = cancellation.cancelled() => return cancelled(&id),
+            result = &mut call => {
+                cancel_on_drop.disarm();
+                return finished(&id, &name, result);
+            }
             Some(update) = progress.recv() => update,
         };
         // The tool reports progress: stream it, then the result.
@@ -282,6 +297,7 @@ impl LeanCall {
         let (events, body) = mpsc::channel::<Bytes>(16);
         tokio::spawn(async move {
             let _registration = registration;
+            let cancel_on_drop = cancel_on_drop;
             let send = |event: String| {
                 let events = events.clone();
                 async move { events.send(sse_event(&event)).await.is_ok() }
@@ -292,8 +308,8 @@ impl LeanCall {
             let last = loop {
                 tokio::select! {
                     biased;
-                    result = &mut call => break result_message(&id, result),
                     () = cancellation.cancelled() => break error_message(&id, INTERNAL_ERROR, "request cancelled"),
+                    result = &mut call => break result_message(&id, &name, result),
                     () = events.closed() => return,
                     Some(update) = progress.recv() => {
                         if !send(progress_message(&token, update)).await {
@@ -309,13 +325,14 @@ impl LeanCall {
                 }
             }
             let _ = send(last).await;
+            cancel_on_drop.disarm();
         });
         sse_response(body)
     }
 }
 
-fn finished(id: &RawValue, result: Option<CallToolResult>) -> Response {
-    json_response(StatusCode::OK, result_message(id, result))
+fn finished(id: &RawValue, name: &str, result: Option<CallToolResult>) -> Response {
+    json_response(StatusCode::OK, result_message(id, name, result))
 }
 
 fn cancelled(id: &RawValue) -> Response {
@@ -325,10 +342,15 @@ fn cancelled(id: &RawValue) -> Response {
     )
 }
 
-/// The JSON-RPC message answering `id` with `result` (`None`: the tool is unknown).
-fn result_message(id: &RawValue, result: Option<CallToolResult>) -> String {
+/// The JSON-RPC message answering `id` with `result` (`None`: tool `name` is unknown),
+/// worded as the rmcp handler words it.
+fn result_message(id: &RawValue, name: &str, result: Option<CallToolResult>) -> String {
     let Some(mut result) = result else {
-        return error_message(id, INVALID_PARAMS, "tool not found");
+        return error_message(
+            id,
+            INVALID_PARAMS,
+            &format!("tool '{name}' not found: tool not found"),
+        );
     };
     // `resultType` exists from 2026-07-28 on; session-era replies go without it, as rmcp
     // writes them.
@@ -506,12 +528,12 @@ mod tests {
     #[test]
     fn responses_are_json_rpc() {
         let result = CallToolResult::success(vec![rmcp::model::ContentBlock::text("hi")]);
-        let message = result_message(&raw("7"), Some(result));
+        let message = result_message(&raw("7"), "list_tools", Some(result));
         assert_eq!(
             message,
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#
         );
-        let response = finished(&raw("7"), None);
+        let response = finished(&raw("7"), "nope", None);
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(
             response.headers()[header::CONTENT_TYPE],

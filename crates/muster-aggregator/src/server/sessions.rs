@@ -259,8 +259,13 @@ impl SessionTable {
     }
 }
 
-/// Runs the sweeps of `table` until `stop` is cancelled or the table is gone.
-pub(super) fn spawn_reaper(table: &Arc<SessionTable>, stop: CancellationToken) {
+/// Runs the sweeps of `table`, each followed by `after_sweep`, until `stop` is cancelled or
+/// the table is gone.
+pub(super) fn spawn_reaper(
+    table: &Arc<SessionTable>,
+    stop: CancellationToken,
+    after_sweep: impl Fn() + Send + 'static,
+) {
     let period = table
         .limits
         .park_after
@@ -278,6 +283,7 @@ pub(super) fn spawn_reaper(table: &Arc<SessionTable>, stop: CancellationToken) {
             }
             let Some(table) = weak.upgrade() else { break };
             table.sweep().await;
+            after_sweep();
         }
     });
 }

@@ -3,16 +3,21 @@
 //! idle-connection timeouts, the connection cap; lean replies byte-compatible with the
 //! full rmcp path, progress streamed, cancellation honoured.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use muster_aggregator::registry::Registry;
+use muster_aggregator::registry::{BackendNaming, Registry};
 use muster_aggregator::server::{Aggregator, AggregatorBuilder, ConnectionLimits, SessionLimits};
+use muster_core::tool::{Catalog, Revision, ToolCall, ToolError, ToolProvider, ToolService};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{TestResult, registry_with_upstream};
+use crate::support::{TestResult, registry_with_upstream, tool};
 
 /// An aggregator served on 127.0.0.1:0, stopped on drop.
 struct Raw {
@@ -88,6 +93,24 @@ impl Raw {
         Ok(id)
     }
 
+    /// Initializes a session and waits until its meta-tool calls take the lean path: that
+    /// needs the session's `notifications/initialized` handled, which rmcp does on a task of
+    /// its own after answering the POST.
+    async fn lean_session(&self) -> String {
+        let session = self.initialize().await.expect("session");
+        let probe = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "list_tools", "arguments": {}}});
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let (kind, _) = reply(self.post(Some(&session), &probe).await).await;
+            if kind == "application/json" {
+                return session;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "never lean");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     async fn delete(&self, session: &str) -> reqwest::StatusCode {
         self.http
             .delete(self.url())
@@ -137,24 +160,29 @@ fn echo_call(id: u64, message: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_cap_refuses_initialize_until_a_session_closes() -> TestResult {
+    const CAP: usize = 64;
     let limits = SessionLimits {
-        max_sessions: 2,
+        max_sessions: CAP,
         ..SessionLimits::default()
     };
     let raw = Raw::start(Aggregator::builder(Registry::new()).session_limits(limits)).await;
-    let first = raw.initialize().await.expect("first session");
-    let _second = raw.initialize().await.expect("second session");
+    let mut opened = Vec::new();
+    for _ in 0..CAP {
+        opened.push(raw.initialize().await.expect("a session under the cap"));
+    }
+    let first = opened[0].clone();
     let refused = raw.initialize().await.expect_err("over the cap");
     assert_eq!(refused.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
     let (_, message) = reply(refused).await;
     let text = message["error"]["message"].as_str().unwrap_or("");
     assert!(text.contains("too many sessions"), "{message}");
     assert!(text.contains("aggregator.limits.maxSessions"), "{message}");
-    assert_eq!(raw.aggregator.sessions().len(), 2);
+    assert_eq!(raw.aggregator.sessions().len(), CAP);
 
     assert!(raw.delete(&first).await.is_success());
-    assert_eq!(raw.aggregator.sessions().len(), 1);
+    assert_eq!(raw.aggregator.sessions().len(), CAP - 1);
     raw.initialize().await.expect("a slot is free again");
+    raw.initialize().await.expect_err("full again");
     Ok(())
 }
 
@@ -239,7 +267,7 @@ async fn deleted_and_expired_sessions_leave_nothing_behind() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lean_replies_match_the_full_path_byte_for_byte() -> TestResult {
     let raw = Raw::start(Aggregator::builder(registry_with_upstream().await)).await;
-    let session = raw.initialize().await.expect("session");
+    let session = raw.lean_session().await;
     let calls = [
         json!({"name": "x_upstream_echo", "arguments": {"message": "hi"}}),
         json!({"name": "x_upstream_add", "arguments": {"a": 1, "b": 2}}),
@@ -285,7 +313,7 @@ async fn lean_replies_match_the_full_path_byte_for_byte() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lean_calls_stream_progress_then_the_result() -> TestResult {
     let raw = Raw::start(Aggregator::builder(registry_with_upstream().await)).await;
-    let session = raw.initialize().await.expect("session");
+    let session = raw.lean_session().await;
     let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "call_tool", "arguments": {"name": "x_upstream_slow", "arguments": {"steps": 3}},
         "_meta": {"progressToken": "p-1"}}});
@@ -403,5 +431,130 @@ async fn connections_over_the_cap_wait_for_a_free_slot() -> TestResult {
         .await
         .expect("served once a slot is free")?;
     assert!(served.status().is_success());
+    Ok(())
+}
+
+/// A backend whose `wait` tool answers only once its call is cancelled, counting the calls
+/// that ended.
+#[derive(Debug)]
+struct Waiting {
+    catalog: Arc<Catalog>,
+    revision: watch::Sender<Revision>,
+    cancelled: Arc<AtomicUsize>,
+}
+
+impl Waiting {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            catalog: Arc::new(Catalog {
+                tools: vec![tool("wait", "Waits until cancelled.", json!({}))],
+                ..Catalog::default()
+            }),
+            revision: watch::channel(Revision::default()).0,
+            cancelled: Arc::default(),
+        })
+    }
+}
+
+impl ToolProvider for Waiting {
+    fn name(&self) -> &str {
+        "waiting"
+    }
+
+    fn catalog(&self) -> Arc<Catalog> {
+        Arc::clone(&self.catalog)
+    }
+
+    fn revisions(&self) -> watch::Receiver<Revision> {
+        self.revision.subscribe()
+    }
+
+    fn service(&self) -> ToolService {
+        let cancelled = self.cancelled.clone();
+        ToolService::new(tower::service_fn(move |call: ToolCall| {
+            // Counts when the call ends: cancelled, or dropped with its caller.
+            let ended = Ended(cancelled.clone());
+            async move {
+                call.context.cancellation.cancelled().await;
+                drop(ended);
+                Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("late")]))
+            }
+        }))
+    }
+}
+
+/// Counts one ended call when dropped.
+struct Ended(Arc<AtomicUsize>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn wait_call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "call_tool", "arguments": {"name": "x_waiting_wait", "arguments": {}}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lean_calls_end_on_cancelled_and_on_hang_up() -> TestResult {
+    let registry = Registry::new();
+    let waiting = Waiting::new();
+    let cancelled = waiting.cancelled.clone();
+    registry.upsert_backend("waiting", BackendNaming::default(), waiting);
+    let raw = Raw::start(Aggregator::builder(registry)).await;
+    let session = raw.lean_session().await;
+
+    // notifications/cancelled naming the call ends it with the rmcp path's error.
+    let call = {
+        let http = raw.http.clone();
+        let url = raw.url();
+        let session = session.clone();
+        tokio::spawn(async move {
+            http.post(url)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .header("mcp-session-id", session)
+                .body(wait_call(41).to_string())
+                .send()
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 41, "reason": "test"}});
+    assert!(
+        raw.post(Some(&session), &cancel)
+            .await
+            .status()
+            .is_success()
+    );
+    let response = tokio::time::timeout(Duration::from_secs(10), call).await???;
+    let (kind, answer) = reply(response).await;
+    assert_eq!(kind, "application/json");
+    assert_eq!(answer["id"], 41, "{answer}");
+    assert_eq!(answer["error"]["message"], "request cancelled", "{answer}");
+    eventually("the backend saw the cancellation", || {
+        cancelled.load(Ordering::SeqCst) == 1
+    })
+    .await;
+
+    // A client that hangs up mid-call cancels it too.
+    let mut socket = TcpStream::connect(raw.addr).await?;
+    let body = wait_call(42).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await?;
+    socket.write_all(body.as_bytes()).await?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(socket);
+    eventually("the hang-up cancelled the call", || {
+        cancelled.load(Ordering::SeqCst) == 2
+    })
+    .await;
     Ok(())
 }
