@@ -17,6 +17,11 @@
 //! `Origin` that does not name an allowed host with `403 Forbidden: invalid Origin header
 //! "<origin>"`: the DNS-rebinding guard.
 //!
+//! Behind that guard, a plain meta-tool `tools/call` in an initialized session takes a lean
+//! path (one `application/json` reply, no session worker or SSE stream; see the `lean`
+//! module); sessions are capped, parked when idle and expired ([`SessionLimits`]), and
+//! [`Aggregator::serve_tcp`] bounds connections ([`ConnectionLimits`]).
+//!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use muster_aggregator::registry::Registry;
@@ -29,15 +34,18 @@
 //! ```
 
 mod caller;
+mod connections;
 mod handler;
 mod hosts;
 mod http;
 mod invalid_params;
 mod jsonrpc_errors;
+mod lean;
 mod listen;
 mod notify;
 mod progress;
 mod reads;
+mod sessions;
 mod sse;
 
 use std::future::Future;
@@ -46,12 +54,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::serve::ListenerExt;
 use rmcp::model::Implementation;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+pub use connections::{
+    ConnectionLimits, DEFAULT_CONNECTION_IDLE_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, serve_with_limits,
+};
 pub use hosts::{AllowedHosts, LOOPBACK_HOSTS};
+pub use sessions::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSION_PARK_AFTER, SessionLimits,
+    SessionTable, SessionTableError,
+};
 
 /// Authentication in front of the MCP endpoints (`/mcp`, `/sse`, `/message`): it wraps
 /// their routes with its check and serves public routes of its own (sign-in endpoints,
@@ -111,6 +126,8 @@ pub struct AggregatorBuilder {
     auth: Option<Arc<dyn FrontDoorAuth>>,
     #[cfg(feature = "http-client")]
     backend_auth: Option<crate::auth::BackendAuth>,
+    session_limits: SessionLimits,
+    connection_limits: ConnectionLimits,
 }
 
 #[derive(Debug)]
@@ -125,11 +142,14 @@ struct Inner {
     shutdown: CancellationToken,
     peers: notify::Peers,
     notifier_started: AtomicBool,
-    /// Stops the list-changed notifier when the aggregator is gone.
+    /// Stops the list-changed notifier and the session reaper when the aggregator is gone.
     notifier_stop: CancellationToken,
     /// Sign-in to protected servers: its routes and `auth://status`.
     #[cfg(feature = "http-client")]
     backend_auth: Option<crate::auth::BackendAuth>,
+    /// The streamable HTTP sessions.
+    sessions: Arc<SessionTable>,
+    connection_limits: ConnectionLimits,
 }
 
 impl Drop for Inner {
@@ -173,6 +193,21 @@ impl AggregatorBuilder {
     #[must_use]
     pub fn sse_keep_alive(mut self, interval: Duration) -> Self {
         self.sse_keep_alive = interval;
+        self
+    }
+
+    /// Sets the session cap and idle timeouts (defaults: [`SessionLimits::default`]).
+    #[must_use]
+    pub fn session_limits(mut self, limits: SessionLimits) -> Self {
+        self.session_limits = limits;
+        self
+    }
+
+    /// Sets the connection cap and the header-read and idle-connection timeouts that
+    /// [`Aggregator::serve_tcp`] applies (defaults: [`ConnectionLimits::default`]).
+    #[must_use]
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connection_limits = limits;
         self
     }
 
@@ -222,6 +257,8 @@ impl AggregatorBuilder {
                 notifier_stop: CancellationToken::new(),
                 #[cfg(feature = "http-client")]
                 backend_auth: self.backend_auth,
+                sessions: Arc::new(SessionTable::new(self.session_limits)),
+                connection_limits: self.connection_limits,
             }),
         };
         aggregator.ensure_notifier();
@@ -244,6 +281,8 @@ impl Aggregator {
             auth: None,
             #[cfg(feature = "http-client")]
             backend_auth: None,
+            session_limits: SessionLimits::default(),
+            connection_limits: ConnectionLimits::default(),
         }
     }
 
@@ -255,6 +294,11 @@ impl Aggregator {
     /// The meta-tools.
     pub fn meta_tools(&self) -> &MetaTools {
         &self.inner.meta
+    }
+
+    /// The streamable HTTP sessions (how many exist, how many have a running worker).
+    pub fn sessions(&self) -> &SessionTable {
+        &self.inner.sessions
     }
 
     /// The token whose cancellation ends every session and stream.
@@ -285,7 +329,8 @@ impl Aggregator {
             shutdown.await;
             token.cancel();
         };
-        serve(listener, self.router(), signal).await
+        let limits = self.inner.connection_limits;
+        serve_with_limits(listener, self.router(), limits, signal).await
     }
 
     /// Serves one MCP session on `reader` and `writer` (the stdio transport: one JSON-RPC
@@ -338,13 +383,20 @@ impl Aggregator {
                 self.registry().changes(),
                 self.inner.notifier_stop.clone(),
             );
+            let peers = self.inner.peers.clone();
+            sessions::spawn_reaper(
+                &self.inner.sessions,
+                self.inner.notifier_stop.clone(),
+                move || peers.prune(),
+            );
         }
     }
 }
 
 /// Serves `router` on `listener` with `TCP_NODELAY` on every accepted socket (without it,
-/// small responses wait for the peer's delayed ACK, about 40 ms each), until `shutdown`
-/// completes; then stops accepting and waits for open connections to finish.
+/// small responses wait for the peer's delayed ACK, about 40 ms each) and the default
+/// [`ConnectionLimits`], until `shutdown` completes; then stops accepting and waits for open
+/// connections to finish.
 ///
 /// # Errors
 ///
@@ -354,14 +406,5 @@ pub async fn serve(
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    // The peer address is recorded for the per-address bounds of authentication.
-    let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, service)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with_limits(listener, router, ConnectionLimits::default(), shutdown).await
 }

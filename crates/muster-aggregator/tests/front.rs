@@ -13,6 +13,8 @@ mod call_tool;
 mod discovery;
 #[path = "front/family.rs"]
 mod family;
+#[path = "front/limits.rs"]
+mod limits;
 #[path = "front/listen.rs"]
 mod listen;
 #[path = "front/protocol.rs"]

@@ -211,6 +211,8 @@ pub struct AggregatorConfig {
     /// overrides it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra_ca_file: Option<PathBuf>,
+    /// Bounds on the sessions and connections of the MCP endpoint.
+    pub limits: AggregatorLimits,
 }
 
 impl Default for AggregatorConfig {
@@ -225,6 +227,7 @@ impl Default for AggregatorConfig {
             admin: AdminConfig::default(),
             oauth: OAuthConfig::default(),
             extra_ca_file: None,
+            limits: AggregatorLimits::default(),
         }
     }
 }
@@ -242,6 +245,57 @@ impl AggregatorConfig {
             "mcp"
         };
         format!("http://{host}:{}/{path}", self.port)
+    }
+}
+
+/// The `aggregator.limits` section: bounds on the sessions and connections of the MCP
+/// endpoint. Every value must be at least 1; times are in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AggregatorLimits {
+    /// Most MCP sessions open at once; an `initialize` beyond it is answered `503`
+    /// (default 10000).
+    pub max_sessions: u32,
+    /// Seconds without a request after which a session is closed (default 1800).
+    pub session_idle_timeout: u32,
+    /// Most HTTP connections open at once; further clients wait until one closes
+    /// (default 1024).
+    pub max_connections: u32,
+    /// Seconds a client has to send a request's head once its first byte arrived, and
+    /// again for its body (default 10).
+    pub header_read_timeout: u32,
+    /// Seconds after which a connection without an open request is closed (default 60).
+    pub connection_idle_timeout: u32,
+}
+
+impl Default for AggregatorLimits {
+    fn default() -> Self {
+        Self {
+            max_sessions: 10_000,
+            session_idle_timeout: 1800,
+            max_connections: 1024,
+            header_read_timeout: 10,
+            connection_idle_timeout: 60,
+        }
+    }
+}
+
+impl AggregatorLimits {
+    /// What is wrong with the values: one violation per field, naming it and the rule.
+    pub fn problems(&self) -> Vec<Violation> {
+        [
+            ("maxSessions", self.max_sessions),
+            ("sessionIdleTimeout", self.session_idle_timeout),
+            ("maxConnections", self.max_connections),
+            ("headerReadTimeout", self.header_read_timeout),
+            ("connectionIdleTimeout", self.connection_idle_timeout),
+        ]
+        .into_iter()
+        .filter(|(_, value)| *value == 0)
+        .map(|(field, _)| {
+            Violation::new(format!("aggregator.limits.{field}"), "must be at least 1")
+        })
+        .collect()
     }
 }
 
@@ -508,6 +562,28 @@ pub struct DexConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_default_parse_and_refuse_zero() {
+        let cfg: MusterConfig = serde_json::from_value(serde_json::json!({
+            "aggregator": { "limits": { "maxSessions": 5, "headerReadTimeout": 0 } }
+        }))
+        .unwrap();
+        let limits = cfg.aggregator.limits;
+        assert_eq!(limits.max_sessions, 5);
+        assert_eq!(limits.session_idle_timeout, 1800);
+        assert_eq!(limits.max_connections, 1024);
+        assert_eq!(limits.connection_idle_timeout, 60);
+        assert_eq!(
+            limits
+                .problems()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            vec!["aggregator.limits.headerReadTimeout: must be at least 1".to_owned()]
+        );
+        assert!(AggregatorLimits::default().problems().is_empty());
+    }
 
     #[test]
     fn defaults_and_unknown_keys() {

@@ -201,10 +201,11 @@ impl ConfigDir {
     }
 }
 
-/// A configuration with settings this muster cannot honour is an error naming each, so
-/// `muster validate` and `muster serve` refuse it alike.
+/// A configuration with settings this muster cannot honour, or with a bound out of its
+/// range, is an error naming each, so `muster validate` and `muster serve` refuse it alike.
 fn refuse_unsupported(path: &Path, config: MusterConfig) -> Result<MusterConfig, LoadError> {
-    let unsupported = config.unsupported_settings();
+    let mut unsupported = config.unsupported_settings();
+    unsupported.extend(config.aggregator.limits.problems());
     if unsupported.is_empty() {
         return Ok(config);
     }

@@ -139,7 +139,8 @@ impl ServerHandler for Aggregator {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.inner.peers.register(context.peer);
+        let session = session_header(&context.extensions);
+        self.inner.peers.register(session, context.peer);
     }
 }
 
@@ -175,4 +176,14 @@ fn caller_of(context: &RequestContext<RoleServer>) -> Option<CallerIdentity> {
         .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<CallerIdentity>())
         .cloned()
+}
+
+/// The `mcp-session-id` of the HTTP request a message came in: the transport's session, which
+/// keys the peers notifications go to.
+fn session_header(extensions: &rmcp::model::Extensions) -> Option<&str> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.headers.get(SESSION_HEADER))
+        .and_then(|value| value.to_str().ok())
+        .filter(|id| !id.is_empty())
 }

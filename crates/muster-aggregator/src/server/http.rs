@@ -10,23 +10,23 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
+use super::lean::{self, LeanState};
+use super::sessions::{self, Store};
 use super::{Aggregator, MCP_PATH, hosts, jsonrpc_errors, sse};
 
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
     let factory = aggregator.clone();
+    let table = aggregator.inner.sessions.clone();
     // The Host check is ours (with the original's wording), so rmcp's own is turned off.
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_cancellation_token(aggregator.inner.shutdown.child_token());
     let body_limit = config.max_request_body_bytes;
-    let mcp = StreamableHttpService::new(
-        move || Ok(factory.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    // The session table restores parked sessions from what it remembers of them.
+    config.session_store = Some(Arc::new(Store(table.clone())));
+    let mcp = StreamableHttpService::new(move || Ok(factory.clone()), table.clone(), config);
 
     let mcp = tower::ServiceBuilder::new()
         .layer(middleware::from_fn_with_state(
@@ -39,6 +39,11 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
         .route("/sse", get(sse::connect))
         .route("/message", post(sse::message))
         .with_state(sse::SseState::new(aggregator.clone()))
+        .layer(middleware::from_fn_with_state(
+            LeanState::new(aggregator.clone(), table.clone()),
+            lean::layer,
+        ))
+        .layer(middleware::from_fn_with_state(table, sessions::track))
         .layer(middleware::from_fn(session_delete_no_content));
     if let Some(auth) = &aggregator.inner.auth {
         mcp_routes = auth.protect(mcp_routes);

@@ -3,7 +3,8 @@
 //! `tools/list` itself is static (the meta-tools), but clients that cache what they learned
 //! through `list_tools` use the notification as a cue to look again.
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use muster_core::tool::SessionNotifier;
 use rmcp::model::{CustomNotification, ServerNotification};
@@ -11,23 +12,65 @@ use rmcp::service::{Peer, RoleServer};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-/// The peers of the sessions that completed `initialize`.
+/// The peers of the sessions that completed `initialize`, by streamable HTTP session id
+/// where there is one (legacy SSE sessions are numbered).
 #[derive(Debug, Clone, Default)]
-pub(super) struct Peers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
+pub(super) struct Peers(Arc<Mutex<PeerMap>>);
+
+#[derive(Debug, Default)]
+struct PeerMap {
+    peers: HashMap<PeerKey, Peer<RoleServer>>,
+    next_anonymous: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum PeerKey {
+    Session(Box<str>),
+    Anonymous(u64),
+}
 
 impl Peers {
-    /// Adds the peer of a new session.
-    pub(super) fn register(&self, peer: Peer<RoleServer>) {
-        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(peer);
+    fn lock(&self) -> MutexGuard<'_, PeerMap> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Adds the peer of a new (or restored) session; `session` is its `Mcp-Session-Id`.
+    pub(super) fn register(&self, session: Option<&str>, peer: Peer<RoleServer>) {
+        let mut map = self.lock();
+        map.peers.retain(|_, p| !p.is_transport_closed());
+        let key = match session {
+            Some(id) => PeerKey::Session(id.into()),
+            None => {
+                map.next_anonymous += 1;
+                PeerKey::Anonymous(map.next_anonymous)
+            }
+        };
+        map.peers.insert(key, peer);
+    }
+
+    /// The connected peer of streamable HTTP session `session`.
+    pub(super) fn of_session(&self, session: &str) -> Option<Peer<RoleServer>> {
+        let map = self.lock();
+        map.peers
+            .get(&PeerKey::Session(session.into()))
+            .filter(|p| !p.is_transport_closed())
+            .cloned()
+    }
+
+    /// Forgets the peers whose session ended.
+    pub(super) fn prune(&self) {
+        let mut map = self.lock();
+        map.peers.retain(|_, p| !p.is_transport_closed());
+        if map.peers.is_empty() {
+            map.peers.shrink_to_fit();
+        }
     }
 
     /// The peers still connected; closed ones are forgotten.
     fn live(&self) -> Vec<Peer<RoleServer>> {
-        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.clone()
+        let mut map = self.lock();
+        map.peers.retain(|_, p| !p.is_transport_closed());
+        map.peers.values().cloned().collect()
     }
 }
 

@@ -11,10 +11,10 @@ use muster_aggregator::backend::{BackendOptions, ProcessRegistry};
 use muster_aggregator::core_tools::CoreTools;
 use muster_aggregator::naming::{FamilyDescriptions, NamingOptions};
 use muster_aggregator::registry::Registry;
-use muster_aggregator::server::Aggregator;
+use muster_aggregator::server::{Aggregator, ConnectionLimits, SessionLimits};
 use muster_aggregator::services::{AggregatorEndpoint, McpServerReconciler, Services};
 use muster_core::ValidationContext;
-use muster_core::config::{AggregatorTransport, FamilyDescriptionRule};
+use muster_core::config::{AggregatorLimits, AggregatorTransport, FamilyDescriptionRule};
 use muster_core::resource::execution::RetentionPolicy;
 use muster_core::resource::{McpServer, Workflow};
 use muster_core::store::{ExecutionStore, InFlightExecutions, ResourceStore, STOPPED_ERROR};
@@ -238,7 +238,9 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
     // The front door.
     let mut aggregator = Aggregator::builder(registry)
         .version(env!("CARGO_PKG_VERSION"))
-        .allowed_hosts(config.aggregator.allowed_hosts.clone());
+        .allowed_hosts(config.aggregator.allowed_hosts.clone())
+        .session_limits(session_limits(&config.aggregator.limits))
+        .connection_limits(connection_limits(&config.aggregator.limits));
     aggregator = aggregator.backend_auth(backend_auth);
     if let Some(auth) = front_door_auth {
         aggregator = aggregator.auth(auth);
@@ -325,6 +327,24 @@ async fn fs_stores(
         executions: Arc::new(executions),
         events,
     })
+}
+
+/// The session bounds of `aggregator.limits`.
+fn session_limits(limits: &AggregatorLimits) -> SessionLimits {
+    SessionLimits {
+        max_sessions: usize::try_from(limits.max_sessions).unwrap_or(usize::MAX),
+        idle_timeout: Duration::from_secs(u64::from(limits.session_idle_timeout)),
+        ..SessionLimits::default()
+    }
+}
+
+/// The connection bounds of `aggregator.limits`.
+fn connection_limits(limits: &AggregatorLimits) -> ConnectionLimits {
+    ConnectionLimits {
+        max_connections: usize::try_from(limits.max_connections).unwrap_or(usize::MAX),
+        header_read_timeout: Duration::from_secs(u64::from(limits.header_read_timeout)),
+        idle_timeout: Duration::from_secs(u64::from(limits.connection_idle_timeout)),
+    }
 }
 
 /// Deletes expired execution records now and every hour, while this replica leads.

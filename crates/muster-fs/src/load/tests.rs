@@ -455,6 +455,29 @@ fn settings_that_would_do_nothing_make_the_config_invalid() {
     assert!(!loaded.is_valid());
 }
 
+#[test]
+fn a_zero_session_or_connection_bound_makes_the_config_invalid() {
+    let loaded = Dir::new()
+        .file(
+            "config.yaml",
+            "aggregator:\n  limits:\n    maxSessions: 0\n    connectionIdleTimeout: 0\n",
+        )
+        .load();
+    let errors = invalid_config(&loaded);
+    let messages: Vec<String> = errors
+        .violations()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "aggregator.limits.maxSessions: must be at least 1",
+            "aggregator.limits.connectionIdleTimeout: must be at least 1"
+        ]
+    );
+}
+
 fn invalid_config(loaded: &LoadedConfig) -> &muster_core::ValidationErrors {
     match &loaded.config.result {
         Err(LoadError::Invalid { errors, .. }) => errors,

@@ -1,0 +1,587 @@
+//! The lean path of `tools/call`: a meta-tool call in an initialized 2025-x session is
+//! answered straight from the HTTP handler with one `application/json` reply, instead of
+//! going through the session's worker, a request-wise SSE stream and its framing.
+//!
+//! Only the plain case takes this path: a single JSON-RPC request `tools/call` naming a
+//! meta-tool, on `/mcp`, in a session that completed `initialize` and whose client declared
+//! no sampling, elicitation or roots capability (requests a backend sends to the caller are
+//! relayed by the rmcp path), with nothing in `_meta` but perhaps a progress token and no
+//! other parameter, with a pre-2026 (or no) `MCP-Protocol-Version`. Everything else — other methods, batches,
+//! progress, 2026-07-28 stateless requests, malformed input — reaches rmcp unchanged, byte
+//! for byte. The Host check and every other layer in front of the MCP endpoint still run
+//! first. The call itself is the same [`MetaTools::call`](crate::meta_tools::MetaTools::call)
+//! the rmcp handler makes, with the same routing, budgets and result envelope;
+//! `notifications/cancelled` naming a lean call cancels it, and a client that hangs up
+//! cancels it too (the backend is told either way).
+//!
+//! The same layer refuses an `initialize` with `503` once the session cap is reached.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use muster_core::tool::{
+    CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, SessionNotifier,
+};
+use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::sessions::{SESSION_HEADER, SessionTable};
+use super::{Aggregator, MCP_PATH, notify};
+use crate::meta_tools;
+
+/// The largest body the MCP endpoint reads (rmcp's limit).
+const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Protocol versions whose requests are plain JSON-RPC in a session.
+const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// JSON-RPC code of a cancelled request (as the rmcp handler answers it).
+const INTERNAL_ERROR: i32 = -32603;
+/// JSON-RPC code of an unknown tool.
+const INVALID_PARAMS: i32 = -32602;
+/// JSON-RPC code muster answers a refused `initialize` with.
+const SERVER_BUSY: i32 = -32000;
+
+/// What the lean layer needs.
+#[derive(Debug, Clone)]
+pub(super) struct LeanState {
+    aggregator: Aggregator,
+    sessions: Arc<SessionTable>,
+    inflight: Arc<Inflight>,
+}
+
+impl LeanState {
+    pub(super) fn new(aggregator: Aggregator, sessions: Arc<SessionTable>) -> Self {
+        Self {
+            aggregator,
+            sessions,
+            inflight: Arc::default(),
+        }
+    }
+}
+
+/// A call in flight: its session and its JSON-RPC id (as written by the client).
+type CallKey = (Box<str>, Box<str>);
+
+/// Lean calls in flight, for `notifications/cancelled`.
+#[derive(Debug, Default)]
+struct Inflight(Mutex<HashMap<CallKey, CancellationToken>>);
+
+impl Inflight {
+    fn lock(&self) -> MutexGuard<'_, HashMap<CallKey, CancellationToken>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers a call until the returned guard is dropped.
+    fn register(
+        self: &Arc<Self>,
+        session: &str,
+        id: &str,
+        token: CancellationToken,
+    ) -> InflightGuard {
+        let key = (Box::from(session), Box::from(id));
+        self.lock().insert(key.clone(), token);
+        InflightGuard {
+            inflight: self.clone(),
+            key,
+        }
+    }
+
+    fn cancel(&self, session: &str, id: &str) {
+        let key = (Box::from(session), Box::from(id));
+        if let Some(token) = self.lock().remove(&key) {
+            token.cancel();
+        }
+    }
+}
+
+/// Removes a call from [`Inflight`] however it ends.
+struct InflightGuard {
+    inflight: Arc<Inflight>,
+    key: CallKey,
+}
+
+impl Drop for InflightGuard {
+    fn drop(&mut self) {
+        self.inflight.lock().remove(&self.key);
+    }
+}
+
+/// The JSON-RPC envelope, borrowed from the body.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+}
+
+/// `params` of a plain `tools/call`; anything else (`task`, …) is not plain.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<CallMeta>,
+}
+
+/// `_meta` of a plain `tools/call`: at most a progress token; any other key (trace
+/// context, per-request protocol version, …) goes the full way.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallMeta {
+    #[serde(rename = "progressToken")]
+    progress_token: Option<ProgressToken>,
+}
+
+/// `params` of `notifications/cancelled`.
+#[derive(Deserialize)]
+struct CancelledParams<'a> {
+    #[serde(rename = "requestId", borrow)]
+    request_id: Option<&'a RawValue>,
+}
+
+/// The middleware.
+pub(super) async fn layer(
+    State(state): State<LeanState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if request.method() != Method::POST
+        || request.uri().path() != MCP_PATH
+        || !accepts_json_and_sse(request.headers())
+        || !is_json(request.headers())
+    {
+        return next.run(request).await;
+    }
+    let Some(length) = content_length(request.headers()).filter(|n| *n <= MAX_BODY_BYTES) else {
+        return next.run(request).await;
+    };
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, length.max(1)).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return (StatusCode::BAD_REQUEST, format!("Bad Request: {e}")).into_response();
+        }
+    };
+    let session = parts
+        .headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| !s.is_empty());
+    // The front door's authentication, when configured, has named the session and the caller.
+    let identity = Identity {
+        session: parts.extensions.get::<SessionId>().cloned(),
+        caller: parts.extensions.get::<CallerIdentity>().cloned(),
+    };
+    if let Some(response) = answer(&state, &parts.headers, session, identity, &bytes).await {
+        return response;
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+/// Who a call belongs to, as the front door's authentication established it.
+struct Identity {
+    /// The session of the signed-in principal; without authentication, the transport's.
+    session: Option<SessionId>,
+    /// The signed-in caller.
+    caller: Option<CallerIdentity>,
+}
+
+/// The lean answer to `body`, or `None` to let rmcp answer it.
+async fn answer(
+    state: &LeanState,
+    headers: &HeaderMap,
+    session: Option<&str>,
+    identity: Identity,
+    body: &Bytes,
+) -> Option<Response> {
+    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
+    if envelope.jsonrpc.as_deref() != Some("2.0") {
+        return None;
+    }
+    let method = envelope.method.as_deref()?;
+    match (method, session) {
+        ("initialize", None) if state.sessions.is_full() => {
+            Some(session_cap_reached(&state.sessions, envelope.id))
+        }
+        ("notifications/cancelled", Some(session)) => {
+            let params: CancelledParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
+            state
+                .inflight
+                .cancel(session, params.request_id?.get().trim());
+            None
+        }
+        ("tools/call", Some(session)) => {
+            let id = envelope.id.filter(|id| is_request_id(id))?;
+            if !plain_session_version(headers) || !state.sessions.is_lean(session) {
+                return None;
+            }
+            let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
+            if !meta_tools::is_meta_tool(&params.name) {
+                return None;
+            }
+            // Notifications of the call (followed events) go to the session's stream; a
+            // session whose worker is parked takes the rmcp path, which restores it.
+            let peer = state.aggregator.inner.peers.of_session(session)?;
+            let call = LeanCall {
+                id: id.to_owned(),
+                name: params.name.into_owned(),
+                arguments: params.arguments,
+                progress_token: params.meta.and_then(|m| m.progress_token),
+                notifier: notify::session_notifier(peer),
+                identity,
+            };
+            Some(call.run(state, session).await)
+        }
+        _ => None,
+    }
+}
+
+/// One meta-tool call on the lean path.
+struct LeanCall {
+    id: Box<RawValue>,
+    name: String,
+    arguments: Option<JsonObject>,
+    progress_token: Option<ProgressToken>,
+    notifier: SessionNotifier,
+    identity: Identity,
+}
+
+impl LeanCall {
+    /// Runs the call: a JSON reply when it finishes without reporting progress, else an
+    /// SSE stream carrying the progress notifications and then the result.
+    async fn run(self, state: &LeanState, session: &str) -> Response {
+        let Self {
+            id,
+            name,
+            arguments,
+            progress_token,
+            notifier,
+            identity,
+        } = self;
+        let cancellation = state.aggregator.inner.shutdown.child_token();
+        // A client that hangs up before the answer cancels the call.
+        let cancel_on_drop = cancellation.clone().drop_guard();
+        let registration = state
+            .inflight
+            .register(session, id.get().trim(), cancellation.clone());
+        let (progress_tx, mut progress) = mpsc::unbounded_channel::<ProgressUpdate>();
+        let context = CallContext {
+            session: identity.session.unwrap_or_else(|| SessionId::new(session)),
+            caller: identity.caller,
+            progress: progress_token.is_some().then(|| {
+                ProgressSink::new(move |update| {
+                    let _ = progress_tx.send(update);
+                })
+            }),
+            notifier: Some(notifier),
+            cancellation: cancellation.clone(),
+            ..CallContext::default()
+        };
+        let meta = state.aggregator.meta_tools().clone();
+        let tool = name.clone();
+        let call = async move { meta.call(&tool, arguments, context).await };
+        let mut call = Box::pin(call);
+        // A cancelled call answers as cancelled even when the tool returns at once.
+        let first = tokio::select! {
+            biased;
+            () = cancellation.cancelled() => return cancelled(&id),
+            result = &mut call => {
+                cancel_on_drop.disarm();
+                return finished(&id, &name, result);
+            }
+            Some(update) = progress.recv() => update,
+        };
+        // The tool reports progress: stream it, then the result.
+        let Some(token) = progress_token else {
+            return cancelled(&id);
+        };
+        let (events, body) = mpsc::channel::<Bytes>(16);
+        tokio::spawn(async move {
+            let _registration = registration;
+            let cancel_on_drop = cancel_on_drop;
+            let send = |event: String| {
+                let events = events.clone();
+                async move { events.send(sse_event(&event)).await.is_ok() }
+            };
+            if !send(progress_message(&token, first)).await {
+                return;
+            }
+            let last = loop {
+                tokio::select! {
+                    biased;
+                    () = cancellation.cancelled() => break error_message(&id, INTERNAL_ERROR, "request cancelled"),
+                    result = &mut call => break result_message(&id, &name, result),
+                    () = events.closed() => return,
+                    Some(update) = progress.recv() => {
+                        if !send(progress_message(&token, update)).await {
+                            return;
+                        }
+                    }
+                }
+            };
+            // Progress reported before the result still precedes it.
+            while let Ok(update) = progress.try_recv() {
+                if !send(progress_message(&token, update)).await {
+                    return;
+                }
+            }
+            let _ = send(last).await;
+            cancel_on_drop.disarm();
+        });
+        sse_response(body)
+    }
+}
+
+fn finished(id: &RawValue, name: &str, result: Option<CallToolResult>) -> Response {
+    json_response(StatusCode::OK, result_message(id, name, result))
+}
+
+fn cancelled(id: &RawValue) -> Response {
+    json_response(
+        StatusCode::OK,
+        error_message(id, INTERNAL_ERROR, "request cancelled"),
+    )
+}
+
+/// The JSON-RPC message answering `id` with `result` (`None`: tool `name` is unknown),
+/// worded as the rmcp handler words it.
+fn result_message(id: &RawValue, name: &str, result: Option<CallToolResult>) -> String {
+    let Some(mut result) = result else {
+        return error_message(
+            id,
+            INVALID_PARAMS,
+            &format!("tool '{name}' not found: tool not found"),
+        );
+    };
+    // `resultType` exists from 2026-07-28 on; session-era replies go without it, as rmcp
+    // writes them.
+    result.result_type = None;
+    match serde_json::to_string(&result) {
+        Ok(result) => {
+            let mut body = String::with_capacity(result.len() + id.get().len() + 40);
+            body.push_str(r#"{"jsonrpc":"2.0","id":"#);
+            body.push_str(id.get());
+            body.push_str(r#","result":"#);
+            body.push_str(&result);
+            body.push('}');
+            body
+        }
+        Err(e) => error_message(
+            id,
+            INTERNAL_ERROR,
+            &format!("cannot serialize the result: {e}"),
+        ),
+    }
+}
+
+/// `notifications/progress` for `token`.
+fn progress_message(token: &ProgressToken, update: ProgressUpdate) -> String {
+    let mut param = ProgressNotificationParam::new(token.clone(), update.progress);
+    if let Some(total) = update.total {
+        param = param.with_total(total);
+    }
+    if let Some(message) = update.message {
+        param = param.with_message(message);
+    }
+    let params = serde_json::to_string(&param).unwrap_or_else(|_| "{}".to_owned());
+    format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{params}}}"#)
+}
+
+fn sse_event(data: &str) -> Bytes {
+    Bytes::from(format!("data: {data}\n\n"))
+}
+
+fn sse_response(events: mpsc::Receiver<Bytes>) -> Response {
+    let stream = tokio_stream::wrappers::ReceiverStream::new(events).map(Ok::<_, Infallible>);
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn error_message(id: &RawValue, code: i32, message: &str) -> String {
+    let error = serde_json::json!({ "code": code, "message": message });
+    format!(r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#, id.get())
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// `503` with a JSON-RPC error for an `initialize` over the session cap.
+fn session_cap_reached(sessions: &SessionTable, id: Option<&RawValue>) -> Response {
+    let message = super::sessions::SessionTableError::Full {
+        max: sessions.max_sessions(),
+    }
+    .to_string();
+    tracing::warn!(
+        max = sessions.max_sessions(),
+        "refused a session: the cap is reached"
+    );
+    let null = RawValue::from_string("null".to_owned()).ok();
+    match id.or(null.as_deref()) {
+        Some(id) => json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            error_message(id, SERVER_BUSY, &message),
+        ),
+        None => (StatusCode::SERVICE_UNAVAILABLE, message).into_response(),
+    }
+}
+
+/// A JSON-RPC request id: a number or a string.
+fn is_request_id(id: &RawValue) -> bool {
+    let text = id.get().trim_start();
+    text.starts_with('"') || text.starts_with('-') || text.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// No `MCP-Protocol-Version`, or one of the session-era versions.
+fn plain_session_version(headers: &HeaderMap) -> bool {
+    match headers.get("mcp-protocol-version") {
+        None => true,
+        Some(value) => value.to_str().is_ok_and(|v| SESSION_VERSIONS.contains(&v)),
+    }
+}
+
+fn content_length(headers: &HeaderMap) -> Option<usize> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        })
+}
+
+/// Whether `Accept` lists both `application/json` and `text/event-stream`, as the
+/// transport requires of every POST.
+fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let mut json = false;
+    let mut sse = false;
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            let essence = item.split(';').next().unwrap_or("").trim();
+            json |= essence.eq_ignore_ascii_case("application/json");
+            sse |= essence.eq_ignore_ascii_case("text/event-stream");
+        }
+    }
+    json && sse
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).expect("valid JSON")
+    }
+
+    #[test]
+    fn request_ids() {
+        for (id, ok) in [
+            ("1", true),
+            ("\"a\"", true),
+            ("-3", true),
+            ("null", false),
+            ("{}", false),
+        ] {
+            assert_eq!(is_request_id(&raw(id)), ok, "{id}");
+        }
+    }
+
+    #[test]
+    fn only_plain_params_are_lean() {
+        let plain: Result<CallParams<'_>, _> =
+            serde_json::from_str(r#"{"name":"call_tool","arguments":{"name":"x"}}"#);
+        assert!(plain.is_ok());
+        let progress: Result<CallParams<'_>, _> =
+            serde_json::from_str(r#"{"name":"call_tool","_meta":{"progressToken":1}}"#);
+        assert!(progress.is_ok_and(|p| p.meta.is_some_and(|m| m.progress_token.is_some())));
+        let traced: Result<CallParams<'_>, _> =
+            serde_json::from_str(r#"{"name":"call_tool","_meta":{"traceparent":"00-1"}}"#);
+        assert!(traced.is_err());
+        let task: Result<CallParams<'_>, _> =
+            serde_json::from_str(r#"{"name":"call_tool","task":{}}"#);
+        assert!(task.is_err());
+    }
+
+    #[test]
+    fn responses_are_json_rpc() {
+        let result = CallToolResult::success(vec![rmcp::model::ContentBlock::text("hi")]);
+        let message = result_message(&raw("7"), "list_tools", Some(result));
+        assert_eq!(
+            message,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#
+        );
+        let response = finished(&raw("7"), "nope", None);
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            HeaderValue::from_static("application/json")
+        );
+        let update = ProgressUpdate {
+            progress: 1.0,
+            total: Some(2.0),
+            message: None,
+        };
+        assert_eq!(
+            progress_message(
+                &ProgressToken(rmcp::model::NumberOrString::Number(3)),
+                update
+            ),
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1.0,"total":2.0}}"#
+        );
+    }
+
+    #[test]
+    fn accept_needs_both_types() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(!accepts_json_and_sse(&headers));
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        assert!(accepts_json_and_sse(&headers));
+    }
+}

@@ -1,0 +1,493 @@
+//! The sessions of the streamable HTTP endpoint: a cap on how many exist, expiry of idle
+//! ones, and parking, which keeps an idle session at a few hundred bytes.
+//!
+//! rmcp runs every session as a worker task with its own service and channels (tens of KB).
+//! [`SessionTable`] wraps rmcp's [`LocalSessionManager`] and is also its
+//! [`SessionStore`]: it remembers each session's `initialize` parameters (as compact JSON),
+//! so a session without traffic for [`SessionLimits::park_after`] can have its worker
+//! stopped ("parked") while the session stays valid. The next request to a parked session
+//! has rmcp restore the worker from the store, replaying `initialize`, transparently to the
+//! client. A session with a request or stream open is never parked or expired; one without
+//! traffic for [`SessionLimits::idle_timeout`] is closed and forgotten, and so is one a
+//! client deletes. Every request carrying `Mcp-Session-Id` counts as traffic; see
+//! [`track`].
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use bytes::Bytes;
+use futures::Stream;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::WorkerTransport;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+};
+use rmcp::transport::streamable_http_server::session::{
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionState, SessionStore,
+    SessionStoreError,
+};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The header carrying the streamable HTTP session id.
+pub(super) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Default of [`SessionLimits::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// Default of [`SessionLimits::idle_timeout`].
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// Default of [`SessionLimits::park_after`].
+pub const DEFAULT_SESSION_PARK_AFTER: Duration = Duration::from_secs(30);
+
+/// How often and how long a request polls while its session's worker is being parked.
+const PARKING_POLL: Duration = Duration::from_millis(2);
+const PARKING_POLLS: u32 = 1000;
+
+/// How many sessions may exist and how long idle ones live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// Most sessions open at once (parked ones included); an `initialize` beyond it is
+    /// refused with `503` (default 10 000).
+    pub max_sessions: usize,
+    /// A session without a request for this long is closed (default 30 min).
+    pub idle_timeout: Duration,
+    /// A session without a request for this long has its worker stopped until its next
+    /// request (default 30 s); clients do not notice.
+    pub park_after: Duration,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self {
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            park_after: DEFAULT_SESSION_PARK_AFTER,
+        }
+    }
+}
+
+/// Why the table refused an operation.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionTableError {
+    /// The session cap is reached.
+    #[error(
+        "too many sessions: the limit of {max} (aggregator.limits.maxSessions) is reached; \
+         close unused sessions or raise the limit"
+    )]
+    Full {
+        /// The cap.
+        max: usize,
+    },
+    /// rmcp's session manager failed.
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// The client's `initialize` parameters as JSON, once the handshake completed.
+    init: Option<Box<str>>,
+    /// The client can be asked things during a call (sampling, elicitation, roots), which
+    /// only the rmcp path relays.
+    answers_requests: bool,
+    /// The worker is stopped until the next request restores it.
+    parked: bool,
+    /// The reaper is stopping the worker; requests wait until it is parked.
+    parking: bool,
+    /// Exits of parked workers still to come: each worker's exit calls `close_session`,
+    /// which must not forget a session that was only parked.
+    pending_exits: u16,
+    /// Requests and streams of the session still open.
+    active: u32,
+    last_seen: Instant,
+}
+
+impl Entry {
+    fn new(now: Instant) -> Self {
+        Self {
+            init: None,
+            answers_requests: false,
+            parked: false,
+            parking: false,
+            pending_exits: 0,
+            active: 0,
+            last_seen: now,
+        }
+    }
+}
+
+/// The session manager and session store of the streamable HTTP service.
+#[derive(Debug)]
+pub struct SessionTable {
+    local: LocalSessionManager,
+    entries: Mutex<HashMap<Arc<str>, Entry>>,
+    limits: SessionLimits,
+}
+
+impl SessionTable {
+    /// A table with `limits`; rmcp's own idle expiry is off, the table's reaper does it.
+    pub(super) fn new(limits: SessionLimits) -> Self {
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = None;
+        Self {
+            local,
+            entries: Mutex::new(HashMap::new()),
+            limits,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Entry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How many sessions exist.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no session exists.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many sessions have a running worker.
+    pub fn live(&self) -> usize {
+        self.lock().values().filter(|e| !e.parked).count()
+    }
+
+    /// Whether a new session would exceed the cap.
+    pub(super) fn is_full(&self) -> bool {
+        self.len() >= self.limits.max_sessions
+    }
+
+    /// The cap.
+    pub(super) fn max_sessions(&self) -> usize {
+        self.limits.max_sessions
+    }
+
+    /// Whether `id` names a session that completed `initialize` and whose client cannot
+    /// be asked anything during a call: its meta-tool calls may take the lean path.
+    pub(super) fn is_lean(&self, id: &str) -> bool {
+        self.lock()
+            .get(id)
+            .is_some_and(|e| e.init.is_some() && !e.answers_requests)
+    }
+
+    /// Marks a request of session `id` as open until the returned guard is dropped.
+    pub(super) fn open(self: &Arc<Self>, id: &str) -> Option<Activity> {
+        let mut entries = self.lock();
+        let key = entries.get_key_value(id)?.0.clone();
+        let entry = entries.get_mut(&key)?;
+        entry.active = entry.active.saturating_add(1);
+        entry.last_seen = Instant::now();
+        Some(Activity {
+            table: Arc::downgrade(self),
+            id: key,
+        })
+    }
+
+    fn close_activity(&self, id: &str) {
+        if let Some(entry) = self.lock().get_mut(id) {
+            entry.active = entry.active.saturating_sub(1);
+            entry.last_seen = Instant::now();
+        }
+    }
+
+    /// Parks sessions idle for `park_after` and closes those idle for `idle_timeout`.
+    async fn sweep(&self) {
+        let now = Instant::now();
+        let mut park = Vec::new();
+        let mut expire = Vec::new();
+        {
+            let mut entries = self.lock();
+            entries.retain(|id, entry| {
+                if entry.active > 0 {
+                    return true;
+                }
+                let idle = now.saturating_duration_since(entry.last_seen);
+                if idle >= self.limits.idle_timeout {
+                    if !entry.parked {
+                        expire.push(id.clone());
+                    }
+                    return false;
+                }
+                if idle >= self.limits.park_after
+                    && !entry.parked
+                    && !entry.parking
+                    && entry.init.is_some()
+                {
+                    entry.parking = true;
+                    entry.pending_exits = entry.pending_exits.saturating_add(1);
+                    park.push(id.clone());
+                }
+                true
+            });
+        }
+        for id in expire {
+            tracing::debug!(session = %id, "closing an idle session");
+            self.stop_worker(&id).await;
+        }
+        for id in park {
+            self.stop_worker(&id).await;
+            if let Some(entry) = self.lock().get_mut(&id)
+                && entry.parking
+            {
+                entry.parking = false;
+                entry.parked = true;
+            }
+        }
+    }
+
+    /// Whether the reaper is stopping the worker of `id` right now.
+    fn is_parking(&self, id: &str) -> bool {
+        self.lock().get(id).is_some_and(|e| e.parking)
+    }
+
+    async fn stop_worker(&self, id: &Arc<str>) {
+        let session_id = SessionId::from(id.clone());
+        if let Err(e) = self.local.close_session(&session_id).await {
+            tracing::debug!(session = %id, error = %e, "closing a session worker failed");
+        }
+    }
+}
+
+/// Runs the sweeps of `table`, each followed by `after_sweep`, until `stop` is cancelled or
+/// the table is gone.
+pub(super) fn spawn_reaper(
+    table: &Arc<SessionTable>,
+    stop: CancellationToken,
+    after_sweep: impl Fn() + Send + 'static,
+) {
+    let period = table
+        .limits
+        .park_after
+        .min(table.limits.idle_timeout)
+        .div_f64(4.0)
+        .clamp(Duration::from_millis(50), Duration::from_secs(10));
+    let weak: Weak<SessionTable> = Arc::downgrade(table);
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(period);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                _ = ticks.tick() => {}
+            }
+            let Some(table) = weak.upgrade() else { break };
+            table.sweep().await;
+            after_sweep();
+        }
+    });
+}
+
+/// An open request of a session; dropping it records the session's last activity.
+#[derive(Debug)]
+pub(super) struct Activity {
+    table: Weak<SessionTable>,
+    id: Arc<str>,
+}
+
+impl Drop for Activity {
+    fn drop(&mut self) {
+        if let Some(table) = self.table.upgrade() {
+            table.close_activity(&self.id);
+        }
+    }
+}
+
+/// Middleware: a request naming a session keeps it open (never parked or expired) until
+/// its response, streams included, has been sent.
+pub(super) async fn track(
+    State(table): State<Arc<SessionTable>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let activity = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|id| table.open(id));
+    let response = next.run(request).await;
+    match activity {
+        None => response,
+        Some(activity) => response.map(|body| {
+            Body::new(Guarded {
+                inner: body,
+                _activity: activity,
+            })
+        }),
+    }
+}
+
+/// A response body holding an [`Activity`] until it is dropped.
+struct Guarded {
+    inner: Body,
+    _activity: Activity,
+}
+
+impl HttpBody for Guarded {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl SessionManager for SessionTable {
+    type Error = SessionTableError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        if self.is_full() {
+            return Err(SessionTableError::Full {
+                max: self.limits.max_sessions,
+            });
+        }
+        let (id, transport) = self.local.create_session().await?;
+        self.lock().insert(id.clone(), Entry::new(Instant::now()));
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        Ok(self.local.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        // A request arriving while its worker is being parked waits for the parking to end,
+        // then has rmcp restore the worker.
+        for _ in 0..PARKING_POLLS {
+            if !self.is_parking(id) {
+                break;
+            }
+            tokio::time::sleep(PARKING_POLL).await;
+        }
+        Ok(self.local.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        {
+            let mut entries = self.lock();
+            if let Some(entry) = entries.get_mut(id.as_ref()) {
+                if entry.pending_exits > 0 {
+                    // A parked worker ended; the session lives on.
+                    entry.pending_exits -= 1;
+                    return Ok(());
+                }
+                entries.remove(id.as_ref());
+            }
+        }
+        Ok(self.local.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.local.create_stream(id, message).await?)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        Ok(self.local.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.local.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.local.resume(id, last_event_id).await?)
+    }
+
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let outcome = self.local.restore_session(id.clone()).await?;
+        if let Some(entry) = self.lock().get_mut(id.as_ref()) {
+            entry.parked = false;
+            entry.parking = false;
+            entry.last_seen = Instant::now();
+        }
+        Ok(outcome)
+    }
+}
+
+/// The store side: what rmcp needs to restore a parked session.
+#[derive(Debug, Clone)]
+pub(super) struct Store(pub(super) Arc<SessionTable>);
+
+#[async_trait::async_trait]
+impl SessionStore for Store {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let init = {
+            let entries = self.0.lock();
+            match entries.get(session_id) {
+                Some(entry) if entry.parked => entry.init.clone(),
+                _ => None,
+            }
+        };
+        let Some(init) = init else { return Ok(None) };
+        let params = serde_json::from_str(&init)?;
+        Ok(Some(SessionState::new(params)))
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let json = serde_json::to_string(&state.initialize_params)?;
+        let capabilities = &state.initialize_params.capabilities;
+        let answers_requests = capabilities.sampling.is_some()
+            || capabilities.elicitation.is_some()
+            || capabilities.roots.is_some();
+        if let Some(entry) = self.0.lock().get_mut(session_id) {
+            entry.init = Some(json.into_boxed_str());
+            entry.answers_requests = answers_requests;
+        }
+        Ok(())
+    }
+
+    /// Called when a client deletes its session: forget it, worker and all.
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        let removed = self.0.lock().remove(session_id);
+        if let Some(entry) = removed
+            && !entry.parked
+        {
+            self.0.stop_worker(&Arc::from(session_id)).await;
+        }
+        Ok(())
+    }
+}

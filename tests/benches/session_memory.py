@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Memory of MCP sessions in `muster serve`: RSS at rest, with N sessions open (live, then
+parked after their idle period), and after all of them are deleted.
+
+    MUSTER_BIN=target/release/muster python3 tests/benches/session_memory.py [N]
+
+Starts muster on a free loopback port with an empty config directory, opens N streamable
+HTTP sessions (initialize + notifications/initialized, protocol 2025-06-18) over a few
+keep-alive connections, reads muster's RSS from /proc, waits until the sessions are parked
+(30 s without traffic), reads it again, deletes every session and reads it again; then
+opens and deletes N sessions a second time, which tells memory the allocator keeps for
+reuse from memory that leaks.
+Python standard library only; Linux only (RSS from /proc/PID/status).
+"""
+
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+# Seconds to wait for parking: the default park period is 30 s, the reaper runs every 7.5 s.
+PARK_WAIT = float(os.environ.get("PARK_WAIT", "40"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def post(conn, body, session=None):
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Host": "localhost",
+    }
+    if session:
+        headers["Mcp-Session-Id"] = session
+    conn.request("POST", "/mcp", body=json.dumps(body), headers=headers)
+    response = conn.getresponse()
+    response.read()
+    return response
+
+
+def main():
+    binary = os.environ.get("MUSTER_BIN", "target/release/muster")
+    port = free_port()
+    config = tempfile.mkdtemp(prefix="muster-sessions-")
+    with open(os.path.join(config, "config.yaml"), "w") as f:
+        f.write(f"aggregator:\n  port: {port}\n  host: localhost\n"
+                f"  limits:\n    maxSessions: {max(N, 1) + 10}\n")
+    muster = subprocess.Popen([binary, "serve", "--config-path", config],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+                c.request("GET", "/health")
+                if c.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                raise SystemExit("muster did not start")
+            time.sleep(0.1)
+        time.sleep(1)
+        start = rss_kb(muster.pid)
+        conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(4)]
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "session-memory", "version": "1"}}}
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        sessions = []
+        t0 = time.time()
+        for i in range(N):
+            conn = conns[i % len(conns)]
+            response = post(conn, init)
+            if response.status != 200:
+                raise SystemExit(f"initialize {i}: HTTP {response.status}")
+            session = response.getheader("Mcp-Session-Id")
+            post(conn, initialized, session)
+            sessions.append(session)
+        opened_in = time.time() - t0
+        live = rss_kb(muster.pid)
+        time.sleep(PARK_WAIT)
+        parked = rss_kb(muster.pid)
+        t0 = time.time()
+        for i, session in enumerate(sessions):
+            conn = conns[i % len(conns)]
+            conn.request("DELETE", "/mcp", headers={"Mcp-Session-Id": session,
+                                                    "Host": "localhost"})
+            conn.getresponse().read()
+        closed_in = time.time() - t0
+        time.sleep(2)
+        after = rss_kb(muster.pid)
+        # A second round in the same process: if RSS stays where the first left it, the
+        # freed memory is reused (kept by the allocator), not leaked.
+        again = []
+        for i in range(N):
+            conn = conns[i % len(conns)]
+            response = post(conn, init)
+            if response.status != 200:
+                raise SystemExit(f"initialize {i} (second round): HTTP {response.status}")
+            again.append(response.getheader("Mcp-Session-Id"))
+            post(conn, initialized, again[-1])
+        second_live = rss_kb(muster.pid)
+        for i, session in enumerate(again):
+            conn = conns[i % len(conns)]
+            conn.request("DELETE", "/mcp", headers={"Mcp-Session-Id": session,
+                                                    "Host": "localhost"})
+            conn.getresponse().read()
+        time.sleep(2)
+        second_after = rss_kb(muster.pid)
+        per = lambda kb: (kb - start) / max(N, 1)
+        print(f"sessions:                {N} (opened in {opened_in:.1f} s, "
+              f"deleted in {closed_in:.1f} s)")
+        print(f"RSS at rest:             {start / 1024:.1f} MB")
+        print(f"RSS, {N} live sessions: {live / 1024:.1f} MB  ({per(live):.2f} KB per session)")
+        print(f"RSS, {N} parked:        {parked / 1024:.1f} MB  ({per(parked):.2f} KB per session)")
+        print(f"RSS after all deleted:   {after / 1024:.1f} MB  "
+              f"({(after - start) / 1024:+.1f} MB against rest)")
+        print(f"RSS, {N} live again:     {second_live / 1024:.1f} MB  "
+              f"({(second_live - after) / 1024:+.1f} MB against the first round's end)")
+        print(f"RSS after those deleted: {second_after / 1024:.1f} MB  "
+              f"({(second_after - start) / 1024:+.1f} MB against rest)")
+    finally:
+        muster.terminate()
+        try:
+            muster.wait(10)
+        except subprocess.TimeoutExpired:
+            muster.kill()
+        shutil.rmtree(config, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
