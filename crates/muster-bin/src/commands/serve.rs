@@ -250,7 +250,11 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         // MCP on muster's own stdin/stdout; logs stay on stderr.
         tracing::info!(config = %root.display(), "muster is serving MCP on stdio");
         aggregator
-            .serve_stdio(tokio::io::stdin(), tokio::io::stdout(), shutdown_signal())
+            .serve_stdio(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                stopping(shutdown_signal(), in_flight.clone()),
+            )
             .await
             .context("the stdio session failed")
     } else {
@@ -267,7 +271,7 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
             root.display()
         );
         aggregator
-            .serve_tcp(listener, shutdown_signal())
+            .serve_tcp(listener, stopping(shutdown_signal(), in_flight.clone()))
             .await
             .context("the server failed")
     }?;
@@ -365,6 +369,13 @@ async fn prune_executions(executions: Arc<dyn ExecutionStore>, leadership: Leade
 }
 
 /// Completes on SIGINT or SIGTERM.
+/// `signal`, after which the runs cut short by the stop are recorded as stopped: the front
+/// door cancels them once the signal has come.
+async fn stopping(signal: impl Future<Output = ()>, in_flight: Arc<InFlightExecutions>) {
+    signal.await;
+    in_flight.mark_stopping(STOPPED_ERROR);
+}
+
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

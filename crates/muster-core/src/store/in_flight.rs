@@ -36,6 +36,8 @@ pub const STOPPED_ERROR: &str =
 pub struct InFlightExecutions {
     inner: Arc<dyn ExecutionStore>,
     running: Mutex<HashSet<ExecutionId>>,
+    /// Set once the process stops: the error its cut-short runs are recorded with.
+    stopping: std::sync::OnceLock<String>,
 }
 
 impl InFlightExecutions {
@@ -44,7 +46,17 @@ impl InFlightExecutions {
         Self {
             inner,
             running: Mutex::new(HashSet::new()),
+            stopping: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Marks the process as stopping: from now on a run of this process that fails — cut
+    /// short by the stop, its caller's connection closed or its MCP server stopped — is
+    /// recorded with `error`, as [`fail_unfinished`](Self::fail_unfinished) records the runs
+    /// still going at the end. Runs that complete are recorded as they are. Only the first
+    /// call counts.
+    pub fn mark_stopping(&self, error: &str) {
+        let _ = self.stopping.set(error.to_owned());
     }
 
     /// The runs begun through this store and not finished yet.
@@ -76,6 +88,13 @@ impl InFlightExecutions {
         Ok(failed)
     }
 
+    fn is_running(&self, id: &ExecutionId) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(id)
+    }
+
     fn forget(&self, id: &ExecutionId) {
         self.running
             .lock()
@@ -105,6 +124,12 @@ impl ExecutionStore for InFlightExecutions {
         outcome: ExecutionOutcome,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        let outcome = match (outcome, self.stopping.get()) {
+            (ExecutionOutcome::Failed(_), Some(stopped)) if self.is_running(id) => {
+                ExecutionOutcome::Failed(stopped.clone())
+            }
+            (outcome, _) => outcome,
+        };
         let result = self.inner.finish(id, outcome, at).await;
         // A record that is gone cannot be finished later either.
         if result.is_ok() || matches!(result, Err(StoreError::NotFound { .. })) {
@@ -175,5 +200,50 @@ mod tests {
         assert!(failed <= left.len());
         assert!(store.unfinished().is_empty(), "{:?}", store.unfinished());
         assert!(store.get(&ids.pruned).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn runs_failing_while_stopping_are_recorded_as_stopped() {
+        let store = InFlightExecutions::new(Arc::new(MemoryExecutionStore::new()));
+        let before = store
+            .begin(NewExecution::now("a", json!({})))
+            .await
+            .unwrap();
+        store
+            .finish(&before, ExecutionOutcome::Failed("boom".into()), Utc::now())
+            .await
+            .unwrap();
+        let cut_short = store
+            .begin(NewExecution::now("b", json!({})))
+            .await
+            .unwrap();
+        let completes = store
+            .begin(NewExecution::now("c", json!({})))
+            .await
+            .unwrap();
+        store.mark_stopping("stopped");
+        store
+            .finish(
+                &cut_short,
+                ExecutionOutcome::Failed("caller went away".into()),
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        store
+            .finish(
+                &completes,
+                ExecutionOutcome::Completed(json!(1)),
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        let error = |id| {
+            let store = &store;
+            async move { store.get(&id).await.unwrap().unwrap().error }
+        };
+        assert_eq!(error(before).await.as_deref(), Some("boom"));
+        assert_eq!(error(cut_short).await.as_deref(), Some("stopped"));
+        assert_eq!(error(completes).await, None);
     }
 }
