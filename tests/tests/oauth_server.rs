@@ -56,7 +56,8 @@ impl Drop for Idp {
 }
 
 impl Idp {
-    fn start(idp_port: u16, mint_port: u16, redirect_uri: &str) -> Self {
+    /// Starts the fixture; `mcp_port` (0: none) serves the token-forwarding MCP server.
+    fn start(idp_port: u16, mint_port: u16, mcp_port: u16, redirect_uri: &str) -> Self {
         let dir = deps::oidc_provider_dir().unwrap();
         let node = deps::dir().join("node_modules/.bin/node");
         let node = if node.exists() { node } else { "node".into() };
@@ -66,6 +67,7 @@ impl Idp {
             .env("OIDC_PROVIDER_DIR", dir)
             .env("IDP_PORT", idp_port.to_string())
             .env("MINT_PORT", mint_port.to_string())
+            .env("MCP_PORT", mcp_port.to_string())
             .env("CLIENT_ID", CLIENT_ID)
             .env("CLIENT_SECRET", CLIENT_SECRET)
             .env("REDIRECT_URI", redirect_uri)
@@ -115,7 +117,14 @@ struct Setup {
 }
 
 fn setup(extra: Value) -> Setup {
+    setup_with(extra, false)
+}
+
+/// [`setup`], with the fixture's token-forwarding MCP server configured as `fwd` (with
+/// `auth.forwardToken`) when `forwarding` is set.
+fn setup_with(extra: Value, forwarding: bool) -> Setup {
     let (idp_port, mint_port) = (free_port(), free_port());
+    let mcp_port = if forwarding { free_port() } else { 0 };
     let issuer = format!("http://127.0.0.1:{idp_port}");
     let minter = format!("http://127.0.0.1:{mint_port}");
     // The port is known once the directory is written: write it with a placeholder base.
@@ -131,18 +140,39 @@ fn setup(extra: Value) -> Setup {
         s.extend(e.clone());
     }
     server["baseUrl"] = json!("BASE_URL");
-    let dir = MusterConfig::new()
+    let mut config = MusterConfig::new()
         .aggregator_setting(&format!("oauth: {}", json!({ "server": server })))
-        .ready_on_health()
-        .write()
-        .unwrap();
+        .ready_on_health();
+    if forwarding {
+        config = config.file(
+            "mcpservers/fwd.yaml",
+            json!({
+                "apiVersion": "muster.giantswarm.io/v1alpha1",
+                "kind": "MCPServer",
+                "metadata": {"name": "fwd"},
+                "spec": {
+                    "type": "streamable-http",
+                    "url": format!("http://127.0.0.1:{mcp_port}/mcp"),
+                    "autoStart": true,
+                    "auth": {"forwardToken": true},
+                },
+            })
+            .to_string(),
+        );
+    }
+    let dir = config.write().unwrap();
     let base = format!("http://127.0.0.1:{}", dir.port());
     let config = dir.path().join("config.yaml");
     let text = std::fs::read_to_string(&config)
         .unwrap()
         .replace("BASE_URL", &base);
     std::fs::write(&config, text).unwrap();
-    let idp = Idp::start(idp_port, mint_port, &format!("{base}/oauth/callback"));
+    let idp = Idp::start(
+        idp_port,
+        mint_port,
+        mcp_port,
+        &format!("{base}/oauth/callback"),
+    );
     let muster = dir.start_with_args(&["--debug"]).unwrap();
     Setup {
         idp,
@@ -555,6 +585,125 @@ fn sign_in_through_the_provider_refresh_replay_and_revocation() {
     }
     assert!(log.contains("signed in to muster"), "{log}");
     let _ = &s.dir;
+}
+
+/// Calls `tool` through `client` until it answers without an error (the server's own
+/// connection must have found it protected first).
+fn call_until_ok(client: &McpClient, tool: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = client.call(tool, json!({})).unwrap();
+        if !answer.is_error {
+            return answer.json().unwrap();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{tool} never answered: {}",
+            answer.text()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn forwarding_servers_receive_the_callers_validated_token() {
+    let s = setup_with(json!({}), true);
+    let base = s.base.as_str();
+    let mut seen = Seen::default();
+
+    // A trusted issuer's JWT goes on byte-identical: the server sees its subject and actor.
+    let agent = s
+        .idp
+        .mint(json!({"sub": "bob", "aud": base, "act": {"sub": "agent-1"}}));
+    seen.add(&agent);
+    let bob = client_with(base, &agent);
+    assert_eq!(
+        call_until_ok(&bob, "x_fwd_whoami"),
+        json!({"iss": s.idp.minter, "sub": "bob", "act": "agent-1"})
+    );
+    let login = bob
+        .call("core_auth_login", json!({"server": "fwd"}))
+        .unwrap();
+    assert!(
+        login.text().starts_with("Successfully connected to 'fwd'!"),
+        "{}",
+        login.text()
+    );
+    let status = bob
+        .request("resources/read", json!({"uri": "auth://status"}))
+        .unwrap();
+    let status: Value =
+        serde_json::from_str(status["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        status["servers"][0],
+        json!({"name": "fwd", "status": "connected", "token_forwarding_enabled": true})
+    );
+
+    // A sign-in to muster forwards the provider's ID token of that sign-in.
+    let redirect = "http://127.0.0.1:9/callback";
+    let client = register(base, redirect);
+    let (verifier, challenge) = pkce();
+    let code = sign_in(base, &client, redirect, &challenge, &mut seen);
+    let (status, tokens) = redeem(base, &client, redirect, &code, &verifier);
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    seen.add(&access);
+    let alice = client_with(base, &access);
+    assert_eq!(
+        call_until_ok(&alice, "x_fwd_whoami"),
+        json!({"iss": s.idp.issuer, "sub": USER, "act": null})
+    );
+
+    // A token the server refuses: no tools for that session, the reason in sign-in and status,
+    // no retry storm with the same token.
+    let refused = s.idp.mint(json!({"sub": "refused", "aud": base}));
+    seen.add(&refused);
+    let mallory = client_with(base, &refused);
+    let answer = mallory.call("x_fwd_whoami", json!({})).unwrap();
+    assert!(answer.is_error, "{}", answer.text());
+    assert!(
+        !mallory
+            .reachable_tools()
+            .unwrap()
+            .contains(&"x_fwd_whoami".to_owned())
+    );
+    let login = mallory
+        .call("core_auth_login", json!({"server": "fwd"}))
+        .unwrap();
+    assert!(login.is_error);
+    assert!(
+        login
+            .text()
+            .starts_with("Server 'fwd' refused your forwarded muster sign-in"),
+        "{}",
+        login.text()
+    );
+    let status = mallory
+        .request("resources/read", json!({"uri": "auth://status"}))
+        .unwrap();
+    let status = status["contents"][0]["text"].as_str().unwrap().to_owned();
+    assert!(status.contains("\"sso_attempt_failed\": true"), "{status}");
+
+    let events = mcp_events(base, &s);
+    assert!(
+        events.contains("MCPServer fwd: ID token successfully forwarded for SSO authentication"),
+        "{events}"
+    );
+    assert!(
+        events.contains("MCPServer fwd: ID token forwarding failed"),
+        "{events}"
+    );
+    let log = s.muster.log();
+    for secret in &seen.0 {
+        assert!(
+            !log.contains(secret.as_str()),
+            "a credential is in muster's log"
+        );
+        assert!(
+            !events.contains(secret.as_str()),
+            "a credential is in an event"
+        );
+    }
 }
 
 /// The event list as one text, read with a fresh trusted-issuer session.

@@ -30,6 +30,7 @@ mod callback;
 mod challenge;
 mod connect;
 mod discovery;
+mod forward;
 mod login;
 mod logout;
 mod pkce;
@@ -78,6 +79,8 @@ struct Inner {
     http: reqwest::Client,
     pool: pool::Pool,
     limiter: rate::RateLimiter,
+    /// Token forwarding of each session.
+    forwarding: forward::Forwarding,
     /// Discovered protection of each server, by (server, url).
     resources: Mutex<HashMap<(String, String), discovery::ProtectedResource>>,
     /// Stops the idle reaper when the last handle is gone.
@@ -127,6 +130,7 @@ impl BackendAuth {
             inner: Arc::new(Inner {
                 pool: pool::Pool::new(registry, settings.max_connections),
                 limiter: rate::RateLimiter::new(settings.sign_ins_per_minute),
+                forwarding: forward::Forwarding::default(),
                 settings,
                 services,
                 grants,
@@ -156,6 +160,7 @@ impl BackendAuth {
         for backend in self.inner.pool.remove_server(server) {
             backend.stop().await;
         }
+        self.inner.forwarding.forget_server(server);
         self.inner
             .resources
             .lock()
@@ -180,6 +185,9 @@ impl BackendAuth {
                 }
                 let Some(inner) = weak.upgrade() else { return };
                 let evicted = inner.pool.evict_idle(idle);
+                inner
+                    .forwarding
+                    .retain_sessions(|session| inner.pool.has_session(session));
                 drop(inner);
                 for backend in evicted {
                     tracing::debug!(

@@ -296,6 +296,28 @@ impl Aggregator {
         &self.inner.meta
     }
 
+    /// What a call needs before it runs: the session's connections made with its caller's
+    /// forwarded token (servers with `auth.forwardToken`).
+    pub(crate) async fn before_call(&self, context: &muster_core::tool::CallContext) {
+        self.before_read(&context.session, context.caller.as_ref())
+            .await;
+    }
+
+    /// What a read (resource, prompt) of `session` needs before it runs; see
+    /// [`before_call`](Self::before_call).
+    pub(crate) async fn before_read(
+        &self,
+        session: &muster_core::tool::SessionId,
+        caller: Option<&muster_core::tool::CallerIdentity>,
+    ) {
+        #[cfg(feature = "http-client")]
+        if let (Some(auth), Some(caller)) = (&self.inner.backend_auth, caller) {
+            auth.forward_identity(session, caller).await;
+        }
+        #[cfg(not(feature = "http-client"))]
+        let _ = (session, caller);
+    }
+
     /// The streamable HTTP sessions (how many exist, how many have a running worker).
     pub fn sessions(&self) -> &SessionTable {
         &self.inner.sessions

@@ -195,7 +195,7 @@ impl Services {
         }
     }
 
-    fn event(&self, name: &str, reason: &str, details: &Details) {
+    pub(crate) fn event(&self, name: &str, reason: &str, details: &Details) {
         if let Some(sink) = &self.inner.events {
             sink.record(Event::about(
                 "MCPServer",

@@ -442,6 +442,7 @@ spec:
   auth:
     type: oauth
     forwardToken: true
+    requiredAudiences: [other-app]
 ";
 
 #[test]
@@ -464,8 +465,9 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
         "mcpserver/remote (mcpservers/remote.yaml): invalid",
         "  spec.headersFrom: not supported in filesystem mode, which has no Secrets to read \
          header values from; put the header in spec.headers instead",
-        "  spec.auth.forwardToken: signing in with the caller's own identity is not supported \
-         in filesystem mode yet; remove it and let each session sign in with core_auth_login",
+        "  spec.auth.requiredAudiences: signing in with the caller's own identity is not \
+         supported in filesystem mode yet; remove it and let each session sign in with \
+         core_auth_login",
     ] {
         assert!(
             text.lines().any(|l| l == line),

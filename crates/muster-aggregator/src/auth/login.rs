@@ -4,7 +4,7 @@ use chrono::Utc;
 use muster_core::auth::PendingSignIn;
 use muster_core::resource::mcp_server::McpServerSpec;
 use muster_core::secret::SecretString;
-use muster_core::tool::{SessionId, ToolProvider};
+use muster_core::tool::{CallerIdentity, SessionId, ToolProvider};
 use url::Url;
 
 use super::discovery::DiscoveryError;
@@ -42,18 +42,27 @@ pub(crate) fn needs_sign_in(backend: &Backend) -> bool {
 }
 
 impl BackendAuth {
-    /// `core_auth_login(server)` for `session`.
-    pub async fn login(&self, session: &SessionId, server: &str) -> LoginOutcome {
+    /// `core_auth_login(server)` for `session`, whose caller (with OAuth in front of muster)
+    /// is `caller`.
+    pub async fn login(
+        &self,
+        session: &SessionId,
+        caller: Option<&CallerIdentity>,
+        server: &str,
+    ) -> LoginOutcome {
         let Some(global) = self.inner.services.backend(server) else {
             return LoginOutcome::Failed(format!(
                 "Server '{server}' not found. Use list_tools to see available servers."
             ));
         };
         let spec = global.spec().clone();
+        if super::forward::forwards_token(&spec) {
+            return self.login_forwarding(session, caller, server).await;
+        }
         if is_sso(&spec) {
             return LoginOutcome::Failed(format!(
-                "Server '{server}' authenticates with your muster sign-in (token forwarding or \
-                 token exchange): manual login is not supported for SSO servers."
+                "Server '{server}' authenticates with your muster sign-in (token exchange): \
+                 manual login is not supported for SSO servers."
             ));
         }
         if self.inner.pool.get(session, server).is_some() {

@@ -142,6 +142,11 @@ impl Pool {
             .collect()
     }
 
+    /// Whether `session` has any connection.
+    pub(crate) fn has_session(&self, session: &SessionId) -> bool {
+        self.lock().keys().any(|(s, _)| s == session)
+    }
+
     /// Whether another connection of `session` than the one to `server` uses `issuer`.
     pub(crate) fn issuer_in_use(&self, session: &SessionId, issuer: &str, server: &str) -> bool {
         self.lock()

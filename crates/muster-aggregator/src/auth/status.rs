@@ -12,8 +12,10 @@ use crate::backend::ServiceState;
 /// One server's state for one session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionServerStatus {
-    /// `connected`, `auth_required`, `sso_pending`, `unreachable` or `disconnected`.
+    /// `connected`, `auth_required`, `unreachable` or `disconnected`.
     pub status: &'static str,
+    /// The server refused the session's forwarded token.
+    pub sso_attempt_failed: bool,
     /// How many tools the session's own connection offers.
     pub tools_count: usize,
 }
@@ -25,18 +27,23 @@ impl BackendAuth {
         if let Some(pooled) = self.inner.pool.get(session, server) {
             return Some(SessionServerStatus {
                 status: "connected",
+                sso_attempt_failed: false,
                 tools_count: pooled.backend.catalog().tools.len(),
             });
         }
         let global = self.inner.services.backend(server)?;
         if is_sso(global.spec()) {
+            // Until the session brings a token to forward (a sign-in to muster), the server
+            // waits for it as any protected server does.
             return Some(SessionServerStatus {
-                status: "sso_pending",
+                status: "auth_required",
+                sso_attempt_failed: self.inner.forwarding.refusal(session, server).is_some(),
                 tools_count: 0,
             });
         }
         needs_sign_in(&global).then_some(SessionServerStatus {
             status: "auth_required",
+            sso_attempt_failed: false,
             tools_count: 0,
         })
     }
@@ -60,6 +67,9 @@ impl BackendAuth {
                 },
             };
             entry.insert("status".to_owned(), json!(status));
+            if per_session.as_ref().is_some_and(|s| s.sso_attempt_failed) {
+                entry.insert("sso_attempt_failed".to_owned(), json!(true));
+            }
             if per_session.is_some() && !is_sso(global.spec()) {
                 if let Ok(resource) = self.resource_of(&name, global.spec()).await {
                     entry.insert("issuer".to_owned(), json!(resource.issuer));

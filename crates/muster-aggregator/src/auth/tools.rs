@@ -76,7 +76,11 @@ impl AuthTools {
         };
         let session = &call.context.session;
         let outcome = match call.name.as_str() {
-            LOGIN_TOOL => self.auth.login(session, &server).await,
+            LOGIN_TOOL => {
+                self.auth
+                    .login(session, call.context.caller.as_ref(), &server)
+                    .await
+            }
             LOGOUT_TOOL => self.auth.logout(session, &server).await,
             other => {
                 return Err(ToolError::UnknownTool {

@@ -11,7 +11,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use muster_core::secret::{ExposeSecret as _, SecretString};
+use muster_core::secret::ExposeSecret as _;
 use muster_core::tool::CallerIdentity;
 
 use super::principal::{self, Authenticated, family_session, principal_session};
@@ -135,12 +135,10 @@ async fn authenticate(server: &OAuthServer, token: &str) -> Result<Authenticated
     }
     match inner.upstream.userinfo(token).await {
         Ok(info) => {
+            // The provider's own access token is not forwarded: forwarding servers get an
+            // ID token (after a sign-in to muster) or a trusted issuer's JWT.
             let identity =
                 principal::identity(inner.upstream.issuer(), &info.sub, info.email, None);
-            let identity = CallerIdentity {
-                bearer: Some(SecretString::from(token.to_owned())),
-                ..identity
-            };
             Ok(Authenticated {
                 session: principal_session(&identity),
                 identity,

@@ -70,6 +70,7 @@ impl ServerHandler for Aggregator {
             request_meta: upstream_meta(&context.meta),
             ..CallContext::default()
         };
+        self.before_call(&call_context).await;
         let mut call = std::pin::pin!(self.inner.meta.call(name, request.arguments, call_context));
         let result = tokio::select! {
             result = &mut call => result,
@@ -97,7 +98,10 @@ impl ServerHandler for Aggregator {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        reads::get_prompt(self.registry(), &session_of(&context), request)
+        let session = session_of(&context);
+        self.before_read(&session, caller_of(&context).as_ref())
+            .await;
+        reads::get_prompt(self.registry(), &session, request)
             .await
             .map(Into::into)
     }
@@ -108,6 +112,8 @@ impl ServerHandler for Aggregator {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let session = session_of(&context);
+        self.before_read(&session, caller_of(&context).as_ref())
+            .await;
         #[cfg(feature = "http-client")]
         if let Some(auth) = self.inner.backend_auth.as_ref()
             && request.uri == crate::auth::STATUS_URI

@@ -296,6 +296,7 @@ impl LeanCall {
             cancellation: cancellation.clone(),
             ..CallContext::default()
         };
+        state.aggregator.before_call(&context).await;
         let meta = state.aggregator.meta_tools().clone();
         let tool = name.clone();
         let call = async move { meta.call(&tool, arguments, context).await };

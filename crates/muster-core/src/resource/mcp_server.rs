@@ -376,9 +376,6 @@ impl McpServerSpec {
         };
         let sso = "signing in with the caller's own identity is not supported in filesystem \
                    mode yet; remove it and let each session sign in with core_auth_login";
-        if auth.forward_token {
-            errors.push("spec.auth.forwardToken", sso);
-        }
         if auth.token_exchange.as_ref().is_some_and(|t| t.enabled) {
             errors.push("spec.auth.tokenExchange", sso);
         }

@@ -1,0 +1,341 @@
+//! Token forwarding (`spec.auth.forwardToken`): a session whose caller brought a token muster
+//! validated — the upstream ID token of a sign-in to muster, or a trusted issuer's JWT — gets
+//! a connection of its own to every forwarding server, authorized with that token. No manual
+//! sign-in: the connection is made on the session's first request and follows the caller's
+//! token when it is refreshed.
+//!
+//! A server that refuses the token is not retried with the same token (the next request would
+//! only be refused again); a new token of the caller tries again. Each outcome is an event
+//! (`MCPServerTokenForwarded`, `MCPServerTokenForwardingFailed`), whose texts never carry the
+//! token.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::future::BoxFuture;
+use muster_core::event::message::Details;
+use muster_core::resource::mcp_server::McpServerSpec;
+use muster_core::secret::{ExposeSecret, Redactor, SecretString};
+use muster_core::tool::{CallerIdentity, SessionId, ToolProvider};
+
+use super::BackendAuth;
+use super::login::{LoginOutcome, connected_text};
+use crate::backend::{Backend, BackendError, BearerSource, ServiceState};
+use crate::naming::BackendNaming;
+
+/// The issuer recorded for forwarded connections whose token names none.
+const FORWARDED: &str = "forwarded";
+
+/// What forwarding knows of each session: the token it last forwarded and the servers that
+/// refused it.
+#[derive(Debug, Default)]
+pub(crate) struct Forwarding {
+    sessions: Mutex<HashMap<SessionId, SessionForwarding>>,
+    /// One connection attempt at a time, so concurrent first requests of a session connect
+    /// once.
+    connecting: tokio::sync::Mutex<()>,
+}
+
+#[derive(Debug)]
+struct SessionForwarding {
+    /// The caller's token the session's connections use now.
+    token: Arc<ForwardedToken>,
+    /// The membership generation every forwarding server was settled at (connected or
+    /// refused); `None` while some server could not be tried yet.
+    settled_at: Option<u64>,
+    /// Servers that refused the current token, with the reason.
+    refused: HashMap<String, String>,
+}
+
+/// Whether `spec` forwards the caller's token (token exchange, when enabled, takes
+/// precedence and is not forwarding).
+pub(crate) fn forwards_token(spec: &McpServerSpec) -> bool {
+    spec.transport
+        .remote()
+        .and_then(|r| r.auth.as_ref())
+        .is_some_and(|a| a.forward_token && !a.token_exchange.as_ref().is_some_and(|t| t.enabled))
+}
+
+impl Forwarding {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, SessionForwarding>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The reason `server` refused the session's current token, if it did.
+    pub(crate) fn refusal(&self, session: &SessionId, server: &str) -> Option<String> {
+        self.lock()
+            .get(session)
+            .and_then(|s| s.refused.get(server).cloned())
+    }
+
+    /// Keeps what is known of the sessions `keep` selects (those with connections left);
+    /// the others start afresh on their next request.
+    pub(crate) fn retain_sessions(&self, keep: impl Fn(&SessionId) -> bool) {
+        self.lock().retain(|session, _| keep(session));
+    }
+
+    /// Forgets every refusal by `server` (it was removed or changed).
+    pub(crate) fn forget_server(&self, server: &str) {
+        for state in self.lock().values_mut() {
+            state.refused.remove(server);
+            state.settled_at = None;
+        }
+    }
+}
+
+impl BackendAuth {
+    /// Connects `session` to every token-forwarding server it has no connection to yet, with
+    /// `caller`'s token, and keeps the token of its existing connections current. Cheap when
+    /// nothing changed since the last request: one map lookup.
+    pub async fn forward_identity(&self, session: &SessionId, caller: &CallerIdentity) {
+        let Some(token) = caller.forwardable_token() else {
+            return;
+        };
+        let generation = *self.inner.services.membership().borrow();
+        if !self.adopt_token(session, token, generation) {
+            return;
+        }
+        let _one = self.inner.forwarding.connecting.lock().await;
+        let mut settled = true;
+        for name in self.inner.services.names() {
+            match self.forward_to(session, caller, token, &name).await {
+                Attempt::Settled => {}
+                Attempt::NotYet => settled = false,
+            }
+        }
+        if settled && let Some(state) = self.inner.forwarding.lock().get_mut(session) {
+            state.settled_at = Some(generation);
+        }
+    }
+
+    /// Records `token` as the session's current one; `true` when some server may still need
+    /// a connection (the token is new, or the servers changed since the last settlement).
+    fn adopt_token(&self, session: &SessionId, token: &SecretString, generation: u64) -> bool {
+        let mut sessions = self.inner.forwarding.lock();
+        match sessions.get_mut(session) {
+            Some(state) if state.token.is(token) => state.settled_at != Some(generation),
+            Some(state) => {
+                // A new token (the caller's was refreshed): live connections use it from now
+                // on, and servers that refused the old one are tried again.
+                state.token.replace(token.clone());
+                state.refused.clear();
+                state.settled_at = None;
+                true
+            }
+            None => {
+                sessions.insert(
+                    session.clone(),
+                    SessionForwarding {
+                        token: Arc::new(ForwardedToken::new(token.clone())),
+                        settled_at: None,
+                        refused: HashMap::new(),
+                    },
+                );
+                true
+            }
+        }
+    }
+
+    /// Makes the session's connection to `server`, if it forwards tokens and has none.
+    async fn forward_to(
+        &self,
+        session: &SessionId,
+        caller: &CallerIdentity,
+        token: &SecretString,
+        server: &str,
+    ) -> Attempt {
+        let Some(global) = self.inner.services.backend(server) else {
+            return Attempt::Settled;
+        };
+        if !forwards_token(global.spec()) || self.inner.pool.get(session, server).is_some() {
+            return Attempt::Settled;
+        }
+        if self.inner.forwarding.refusal(session, server).is_some() {
+            return Attempt::Settled;
+        }
+        // The server's own connection tells whether it wants a token: until it answered,
+        // there is nothing to decide.
+        match global.snapshot().state {
+            ServiceState::AuthRequired => {}
+            ServiceState::Unknown | ServiceState::Starting => return Attempt::NotYet,
+            _ => return Attempt::Settled,
+        }
+        let Some(source) = self.current_token(session, token) else {
+            return Attempt::NotYet;
+        };
+        match self
+            .connect_forwarding(session, caller, &global, source)
+            .await
+        {
+            Ok(_) => {
+                self.inner
+                    .services
+                    .event(server, "MCPServerTokenForwarded", &Details::default());
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                tracing::info!(%server, error = %reason, "the server refused the forwarded token");
+                self.inner.services.event(
+                    server,
+                    "MCPServerTokenForwardingFailed",
+                    &Details::error(reason.clone()),
+                );
+                if let Some(state) = self.inner.forwarding.lock().get_mut(session) {
+                    state.refused.insert(server.to_owned(), reason);
+                }
+            }
+        }
+        Attempt::Settled
+    }
+
+    /// The session's token source, while `token` is still its current token.
+    fn current_token(
+        &self,
+        session: &SessionId,
+        token: &SecretString,
+    ) -> Option<Arc<ForwardedToken>> {
+        self.inner
+            .forwarding
+            .lock()
+            .get(session)
+            .filter(|s| s.token.is(token))
+            .map(|s| Arc::clone(&s.token))
+    }
+
+    /// Connects `session` to the server of `global` with the forwarded token of `source`.
+    async fn connect_forwarding(
+        &self,
+        session: &SessionId,
+        caller: &CallerIdentity,
+        global: &Backend,
+        source: Arc<ForwardedToken>,
+    ) -> Result<Backend, BackendError> {
+        let server = ToolProvider::name(global).to_owned();
+        let options = global.options().clone().with_bearer(source.clone());
+        let spec = global.spec().clone();
+        let naming = BackendNaming {
+            namespace: Some(options.namespace.clone()),
+            tool_prefix: spec.tool_prefix.clone(),
+            family: spec.family.clone(),
+        };
+        let backend = Backend::new(server.clone(), spec, options);
+        source.watch(backend.redactor().clone());
+        if let Err(e) = backend.start().await {
+            backend.stop().await;
+            return Err(e);
+        }
+        let issuer = caller.issuer.as_deref().unwrap_or(FORWARDED);
+        for old in self
+            .inner
+            .pool
+            .insert(session, &server, issuer, naming, backend.clone())
+        {
+            old.stop().await;
+        }
+        tracing::info!(%server, "session connected with its forwarded token");
+        Ok(backend)
+    }
+
+    /// `core_auth_login` for a token-forwarding server: connects with the caller's token.
+    pub(crate) async fn login_forwarding(
+        &self,
+        session: &SessionId,
+        caller: Option<&CallerIdentity>,
+        server: &str,
+    ) -> LoginOutcome {
+        let Some(caller) = caller.filter(|c| c.forwardable_token().is_some()) else {
+            return LoginOutcome::Failed(format!(
+                "Server '{server}' authenticates with your muster sign-in (token forwarding): \
+                 manual login is not supported for SSO servers. Sign in to muster itself (muster \
+                 auth login) and the connection is made for you."
+            ));
+        };
+        self.forward_identity(session, caller).await;
+        if let Some(pooled) = self.inner.pool.get(session, server) {
+            return LoginOutcome::Done(connected_text(server, &pooled.backend));
+        }
+        match self.inner.forwarding.refusal(session, server) {
+            Some(reason) => LoginOutcome::Failed(format!(
+                "Server '{server}' refused your forwarded muster sign-in: {reason}"
+            )),
+            None => LoginOutcome::Failed(format!(
+                "Server '{server}' is not ready for a connection yet; try again in a moment."
+            )),
+        }
+    }
+}
+
+/// Whether a server could be settled for a session now.
+enum Attempt {
+    /// Connected, refused, or nothing to do.
+    Settled,
+    /// The server is still starting: try again on a later request.
+    NotYet,
+}
+
+/// The caller's token, as the [`BearerSource`] of a session's forwarding connections.
+#[derive(Debug)]
+pub(crate) struct ForwardedToken {
+    current: Mutex<SecretString>,
+    /// The redactors of the connections using it: each new token is added to them.
+    redactors: Mutex<Vec<Redactor>>,
+}
+
+impl ForwardedToken {
+    fn new(token: SecretString) -> Self {
+        Self {
+            current: Mutex::new(token),
+            redactors: Mutex::default(),
+        }
+    }
+
+    fn is(&self, token: &SecretString) -> bool {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .expose_secret()
+            == token.expose_secret()
+    }
+
+    fn replace(&self, token: SecretString) {
+        for redactor in self
+            .redactors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            redactor.add(token.expose_secret());
+        }
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = token;
+    }
+
+    fn watch(&self, redactor: Redactor) {
+        redactor.add(
+            self.current
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .expose_secret(),
+        );
+        self.redactors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(redactor);
+    }
+}
+
+impl BearerSource for ForwardedToken {
+    fn token(&self) -> BoxFuture<'_, Option<SecretString>> {
+        let token = self
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        Box::pin(async move { Some(token) })
+    }
+
+    fn refresh(&self, rejected: SecretString) -> BoxFuture<'_, bool> {
+        // Only the caller can bring a new token; one already replaced is worth a retry.
+        let fresh = !self.is(&rejected);
+        Box::pin(async move { fresh })
+    }
+}
