@@ -120,7 +120,9 @@ impl BackendAuth {
         grants: Arc<dyn GrantStore>,
         pending: Arc<dyn PendingSignInStore>,
     ) -> Result<Self, BuildError> {
-        let http = reqwest::Client::builder()
+        let http = settings
+            .extra_roots
+            .apply(reqwest::Client::builder())
             .timeout(settings.http_timeout)
             .redirect(reqwest::redirect::Policy::none())
             .build()

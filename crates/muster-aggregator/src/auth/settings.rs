@@ -37,6 +37,9 @@ pub struct ClientSettings {
     /// Per-session connections held at once (default 1000); the idlest is closed for a new
     /// one.
     pub max_connections: usize,
+    /// CA certificates trusted, in addition to the system's, for talking to authorization
+    /// servers and protected-resource metadata (`aggregator.extraCaFile`).
+    pub extra_roots: crate::tls::ExtraRoots,
 }
 
 impl Default for ClientSettings {
@@ -54,11 +57,19 @@ impl Default for ClientSettings {
             http_timeout: Duration::from_secs(10),
             sign_ins_per_minute: 10,
             max_connections: 1000,
+            extra_roots: crate::tls::ExtraRoots::default(),
         }
     }
 }
 
 impl ClientSettings {
+    /// These settings, trusting `roots` too.
+    #[must_use]
+    pub fn with_extra_roots(mut self, roots: crate::tls::ExtraRoots) -> Self {
+        self.extra_roots = roots;
+        self
+    }
+
     /// The settings of `config.oauth.mcpClient`; the public URL defaults to the
     /// aggregator's own `http://<host>:<port>`.
     pub fn from_config(aggregator: &AggregatorConfig) -> Self {

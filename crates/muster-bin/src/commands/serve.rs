@@ -157,7 +157,7 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         .with_redactions(crate::logging::redactions().clone())
         .with_max_result_bytes(config.limits.backends.max_result_bytes)
         .with_process_registry(processes)
-        .with_extra_roots(extra_roots);
+        .with_extra_roots(extra_roots.clone());
     if let Some(reader) = kube.as_mut().and_then(|k| k.secrets.take()) {
         options = options.with_secrets(Arc::new(secrets::Resolver(reader)));
     }
@@ -174,7 +174,7 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         .build();
     let config_store = Arc::new(FsConfigStore::new(&layout, config.clone()));
     let backend_auth = BackendAuth::new(
-        ClientSettings::from_config(&config.aggregator),
+        ClientSettings::from_config(&config.aggregator).with_extra_roots(extra_roots),
         services.clone(),
     )?;
     let core = CoreTools::builder(mcpservers.clone(), config_store, Arc::new(services.clone()))
