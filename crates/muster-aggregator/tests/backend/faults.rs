@@ -98,7 +98,7 @@ async fn a_hanging_call_times_out() {
     let mut spec = py_stdio();
     spec.timeout = Some(5);
     let backend = Backend::new("py", spec, options());
-    backend.start().await.unwrap();
+    start_python(&backend).await;
     let started = tokio::time::Instant::now();
     let error = backend
         .service()
@@ -127,7 +127,7 @@ async fn progress_extends_the_budget_up_to_the_maximum() {
     spec.timeout = Some(5);
     spec.progress_max_duration = Some(20);
     let backend = Backend::new("py", spec, options());
-    backend.start().await.unwrap();
+    start_python(&backend).await;
     let (progress_call, seen) =
         call_with_progress("progress", json!({"steps": 5, "interval": 2.0}));
     let result = backend.service().oneshot(progress_call).await.unwrap();
