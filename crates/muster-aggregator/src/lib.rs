@@ -17,6 +17,7 @@
 //!   `ToolProvider`.
 //! - `auth` (feature `http-client`): signing in to OAuth-protected MCP servers per session
 //!   (`core_auth_login`, `/oauth/proxy/*`, per-session connections, `auth://status`).
+//! - [`health`]: the readiness checks behind `/ready`.
 //! - [`services`]: the running backends, their status write-back and the MCPServer
 //!   reconciler.
 //! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
@@ -41,6 +42,7 @@ pub mod backend;
 #[cfg(feature = "bridge")]
 pub mod bridge;
 pub mod core_tools;
+pub mod health;
 pub mod layers;
 pub mod meta_tools;
 pub mod naming;

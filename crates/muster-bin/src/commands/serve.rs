@@ -36,6 +36,7 @@ const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 mod example;
 mod kubernetes;
 mod oauth;
+mod ready;
 mod secrets;
 
 /// How many events a `core_events` follower may fall behind before it misses some.
@@ -109,6 +110,9 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         }
         None
     };
+    let kube_probe = kube
+        .as_ref()
+        .map(|k| (k.client.clone(), k.mcpservers.api().clone()));
     let validation = match kube {
         Some(_) => ValidationContext::kubernetes(&namespace),
         None => ValidationContext::filesystem(),
@@ -240,7 +244,8 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         .version(env!("CARGO_PKG_VERSION"))
         .allowed_hosts(config.aggregator.allowed_hosts.clone())
         .session_limits(session_limits(&config.aggregator.limits))
-        .connection_limits(connection_limits(&config.aggregator.limits));
+        .connection_limits(connection_limits(&config.aggregator.limits))
+        .readiness(ready::readiness(root.clone(), kube_probe, services.clone()));
     aggregator = aggregator.backend_auth(backend_auth);
     if let Some(auth) = front_door_auth {
         aggregator = aggregator.auth(auth);
