@@ -160,7 +160,12 @@ impl MusterConfig {
 
 /// A port that was free a moment ago: bound on 127.0.0.1:0, then released. Another process
 /// may take it in between; tests accept that small race.
-fn free_port() -> anyhow::Result<u16> {
+/// A loopback TCP port nobody listens on right now.
+///
+/// # Errors
+///
+/// When no port can be bound.
+pub fn free_port() -> anyhow::Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("no free port")?;
     Ok(listener.local_addr().context("no local address")?.port())
 }

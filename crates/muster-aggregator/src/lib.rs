@@ -18,6 +18,7 @@
 //! - `auth` (feature `http-client`): signing in to OAuth-protected MCP servers per session
 //!   (`core_auth_login`, `/oauth/proxy/*`, per-session connections, `auth://status`).
 //! - [`health`]: the readiness checks behind `/ready`.
+//! - [`metrics`]: the Prometheus metrics of tool calls, meta-tools, servers and sessions.
 //! - [`services`]: the running backends, their status write-back and the MCPServer
 //!   reconciler.
 //! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
@@ -45,6 +46,7 @@ pub mod core_tools;
 pub mod health;
 pub mod layers;
 pub mod meta_tools;
+pub mod metrics;
 pub mod naming;
 #[cfg(feature = "oauth-server")]
 pub mod oauth_server;

@@ -7,6 +7,8 @@
 //!   service for 2026-07-28 clients;
 //! - `GET /sse` + `POST /message?sessionId=`: the legacy HTTP+SSE transport (2024-11-05);
 //! - `GET /health`: `200 {"status":"ok"}`, never behind the Host check (liveness);
+//! - `GET /metrics`: the Prometheus text format of the registry set with
+//!   [`AggregatorBuilder::metrics`], when one is set; never behind the Host check;
 //! - `GET /ready`: the [readiness report](crate::health), `200` or `503`, never behind the
 //!   Host check;
 //! - every other path: `404`.
@@ -57,6 +59,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+use prometheus_client::registry::Registry as MetricsRegistry;
 use rmcp::model::Implementation;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -133,6 +136,7 @@ pub struct AggregatorBuilder {
     session_limits: SessionLimits,
     connection_limits: ConnectionLimits,
     readiness: Readiness,
+    metrics: Option<Arc<MetricsRegistry>>,
 }
 
 #[derive(Debug)]
@@ -146,6 +150,7 @@ struct Inner {
     /// Ends every session and stream when cancelled.
     shutdown: CancellationToken,
     readiness: Readiness,
+    metrics: Option<Arc<MetricsRegistry>>,
     peers: notify::Peers,
     notifier_started: AtomicBool,
     /// Stops the list-changed notifier and the session reaper when the aggregator is gone.
@@ -250,6 +255,15 @@ impl AggregatorBuilder {
         self
     }
 
+    /// Serves `registry` at `GET /metrics` (Prometheus text format 0.0.4). Register the
+    /// [`AggregatorMetrics`](crate::metrics::AggregatorMetrics) of the aggregator's
+    /// [`Registry`] in it for `muster_sessions_active` to be kept current.
+    #[must_use]
+    pub fn metrics(mut self, registry: Arc<MetricsRegistry>) -> Self {
+        self.metrics = Some(registry);
+        self
+    }
+
     /// Builds the aggregator.
     pub fn build(self) -> Aggregator {
         let version = if self.version.is_empty() {
@@ -266,6 +280,7 @@ impl AggregatorBuilder {
                 sse_keep_alive: self.sse_keep_alive,
                 shutdown: self.shutdown.unwrap_or_default(),
                 readiness: self.readiness,
+                metrics: self.metrics,
                 peers: notify::Peers::default(),
                 notifier_started: AtomicBool::new(false),
                 notifier_stop: CancellationToken::new(),
@@ -298,6 +313,7 @@ impl Aggregator {
             session_limits: SessionLimits::default(),
             connection_limits: ConnectionLimits::default(),
             readiness: Readiness::default(),
+            metrics: None,
         }
     }
 

@@ -18,7 +18,13 @@ pub(crate) async fn call(
     call: ToolCall,
 ) -> Result<CallToolResult, ToolError> {
     let (target, call) = resolve(&catalog, call)?;
-    target.provider.service().oneshot(call).await
+    let Some(meter) = &target.meter else {
+        return target.provider.service().oneshot(call).await;
+    };
+    let started = tokio::time::Instant::now();
+    let result = target.provider.service().oneshot(call).await;
+    meter.record(&result, started.elapsed());
+    result
 }
 
 /// The provider of the call and the call as that provider must see it.

@@ -35,6 +35,7 @@ const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 
 mod example;
 mod kubernetes;
+mod metrics;
 mod oauth;
 mod ready;
 mod secrets;
@@ -146,7 +147,8 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         FamilyDescriptionRule::MustMatch => FamilyDescriptions::MustMatch,
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
-    let registry = Registry::builder().naming(naming).build();
+    let metrics = metrics::Metrics::new(config.observability.metrics.enabled);
+    let registry = metrics.registry(Registry::builder().naming(naming)).build();
     // stdio servers' groups left by a muster that was killed go first.
     let processes = ProcessRegistry::new(root.join(PROCESS_STATE_DIR));
     let reaped = processes.reap_stale();
@@ -187,7 +189,8 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         .namespace(&namespace)
         .validation(validation)
         .build();
-    let engine = Engine::builder(registry.service(), executions.clone())
+    let engine = metrics
+        .engine(Engine::builder(registry.service(), executions.clone()))
         .events(events.clone() as Arc<dyn EventSink>)
         .namespace(&namespace)
         .limits(config.limits.workflows.clone())
@@ -246,6 +249,7 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         .session_limits(session_limits(&config.aggregator.limits))
         .connection_limits(connection_limits(&config.aggregator.limits))
         .readiness(ready::readiness(root.clone(), kube_probe, services.clone()));
+    aggregator = metrics.serve(aggregator, services.clone());
     aggregator = aggregator.backend_auth(backend_auth);
     if let Some(auth) = front_door_auth {
         aggregator = aggregator.auth(auth);

@@ -20,6 +20,7 @@ use super::run::Runner;
 use super::scope::Scope;
 use super::{RunWorkflow, WorkflowError, WorkflowResponse, input};
 use crate::budget::Evaluator;
+use crate::metrics::WorkflowMetrics;
 use crate::plan::{Plan, StepKind};
 use crate::value_tree::LeafMode;
 
@@ -40,6 +41,7 @@ struct Inner {
     tools: ToolService,
     store: Arc<dyn ExecutionStore>,
     events: Option<Arc<dyn EventSink>>,
+    metrics: Option<WorkflowMetrics>,
     namespace: String,
     limits: WorkflowLimits,
     evaluator: Evaluator,
@@ -56,6 +58,12 @@ impl EngineBuilder {
     /// Events go to `sink` (default: none).
     pub fn events(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.inner.events = Some(sink);
+        self
+    }
+
+    /// Counts executions and steps in `metrics` (default: not counted).
+    pub fn metrics(mut self, metrics: WorkflowMetrics) -> Self {
+        self.inner.metrics = Some(metrics);
         self
     }
 
@@ -99,6 +107,7 @@ impl Engine {
                 tools,
                 store,
                 events: None,
+                metrics: None,
                 namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
                 limits: WorkflowLimits::default(),
                 evaluator: shared_evaluator(),
@@ -158,6 +167,7 @@ impl Engine {
             id: id.clone(),
             store: Arc::clone(&inner.store),
             events: inner.events.clone(),
+            metrics: inner.metrics.clone(),
             workflow: plan.name().to_owned(),
             namespace: inner.namespace.clone(),
             max_message_bytes: inner.limits.max_message_bytes,
@@ -176,6 +186,9 @@ impl Engine {
             Err(e) => {
                 let error = format!("input validation failed: {e}");
                 unfinished.disarm();
+                if let Some(metrics) = &inner.metrics {
+                    metrics.execution(plan.name(), true, started.elapsed());
+                }
                 return self.fail_early(&recorder, error).await;
             }
         };
@@ -222,6 +235,9 @@ impl Engine {
         };
         unfinished.disarm();
         inner.store.finish(&id, outcome, Utc::now()).await?;
+        if let Some(metrics) = &inner.metrics {
+            metrics.execution(plan.name(), is_error, elapsed);
+        }
         match (error, failed_step) {
             (Some(_), Some((step, error))) => recorder.event(
                 "WorkflowExecutionFailed",
