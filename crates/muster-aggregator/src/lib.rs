@@ -19,6 +19,7 @@
 //!   (`core_auth_login`, `/oauth/proxy/*`, per-session connections, `auth://status`).
 //! - [`health`]: the readiness checks behind `/ready`.
 //! - [`metrics`]: the Prometheus metrics of tool calls, meta-tools, servers and sessions.
+//! - [`observe`]: spans and call logs of tool calls, W3C trace context in and out.
 //! - [`services`]: the running backends, their status write-back and the MCPServer
 //!   reconciler.
 //! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
@@ -50,6 +51,7 @@ pub mod metrics;
 pub mod naming;
 #[cfg(feature = "oauth-server")]
 pub mod oauth_server;
+pub mod observe;
 pub mod registry;
 #[cfg(feature = "server")]
 pub mod server;

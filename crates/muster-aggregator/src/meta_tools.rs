@@ -29,7 +29,9 @@ pub use call_tool::envelope;
 
 use self::index::IndexCache;
 use crate::metrics::{AggregatorMetrics, CallMeter};
+use crate::observe;
 use crate::registry::Registry;
+use tracing::Instrument as _;
 
 /// The meta-tools' names in `tools/list` order.
 pub const META_TOOL_NAMES: [&str; 11] = [
@@ -113,11 +115,22 @@ impl MetaTools {
         context: CallContext,
     ) -> Option<CallToolResult> {
         let index = META_TOOL_NAMES.iter().position(|&n| n == name)?;
+        let span = tracing::info_span!(
+            target: observe::SPAN_TARGET,
+            "meta_tool",
+            otel.name = %format_args!("tools/call {name}"),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = name,
+        );
+        if !span.is_disabled() {
+            observe::set_parent_from_meta(&span, context.request_meta.as_ref());
+        }
         let Some(meter) = self.meters.get(index) else {
-            return self.run(name, arguments, context).await;
+            return self.run(name, arguments, context).instrument(span).await;
         };
         let started = tokio::time::Instant::now();
-        let result = self.run(name, arguments, context).await;
+        let result = self.run(name, arguments, context).instrument(span).await;
         if let Some(result) = &result {
             meter.record_result(result, started.elapsed());
         }

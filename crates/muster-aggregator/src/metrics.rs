@@ -202,6 +202,11 @@ impl CallMeter {
     }
 }
 
+/// The `outcome` label of `result`.
+pub(crate) fn outcome_of(result: &Result<CallToolResult, ToolError>) -> &'static str {
+    OUTCOMES[outcome_index(result)]
+}
+
 /// The index in [`OUTCOMES`] of `result`.
 fn outcome_index(result: &Result<CallToolResult, ToolError>) -> usize {
     match result {

@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 pub struct ObservabilityConfig {
     /// Prometheus metrics at `/metrics`.
     pub metrics: MetricsConfig,
+    /// OpenTelemetry traces exported over OTLP.
+    pub tracing: TracingConfig,
+    /// Log lines.
+    pub logs: LogsConfig,
 }
 
 /// `observability.metrics`.

@@ -20,9 +20,11 @@ use super::run::Runner;
 use super::scope::Scope;
 use super::{RunWorkflow, WorkflowError, WorkflowResponse, input};
 use crate::budget::Evaluator;
+use crate::exec::SPAN_TARGET;
 use crate::metrics::WorkflowMetrics;
 use crate::plan::{Plan, StepKind};
 use crate::value_tree::LeafMode;
+use tracing::Instrument as _;
 
 /// How deeply workflows may call workflows (`workflow_a` → `workflow_b` → …).
 pub const MAX_WORKFLOW_DEPTH: u32 = 16;
@@ -119,7 +121,20 @@ impl Engine {
     ///
     /// Failures of steps, templates and inputs are answered with a failure document
     /// (`is_error`); only a run that cannot be recorded or nests too deeply is an `Err`.
+    ///
+    /// The run is a span of the `tracing` target `muster::otel` named `workflow <name>`, and
+    /// each tool step a `step <id>` span inside it.
     pub async fn run(&self, req: RunWorkflow) -> Result<WorkflowResponse, WorkflowError> {
+        let span = tracing::info_span!(
+            target: SPAN_TARGET,
+            "workflow",
+            otel.name = %format_args!("workflow {}", req.plan.name()),
+            muster.workflow = req.plan.name(),
+        );
+        self.run_in_span(req).instrument(span).await
+    }
+
+    async fn run_in_span(&self, req: RunWorkflow) -> Result<WorkflowResponse, WorkflowError> {
         let inner = &self.inner;
         let mut context = req.context;
         let limit = inner.limits.max_depth;
