@@ -92,7 +92,7 @@ pub(crate) struct ServeArgs {
 
     /// Format of log lines: text or json (default: `observability.logs.format`, else text).
     #[arg(long, value_enum, value_name = "FORMAT")]
-    pub(crate) log_format: Option<OutputFormat>,
+    pub(crate) log_format: Option<LogFormatArg>,
 
     /// Write one log line per tool call (also `observability.logs.calls: true`).
     #[arg(long)]
@@ -128,6 +128,15 @@ pub(crate) struct ValidateArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub(crate) output: OutputFormat,
+}
+
+/// Formats of log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormatArg {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Output formats of reporting commands.

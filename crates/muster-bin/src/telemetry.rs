@@ -10,7 +10,7 @@ use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 
-use crate::cli::{Command, OutputFormat};
+use crate::cli::{Command, LogFormatArg};
 
 /// How logs and traces are set up.
 #[derive(Debug, Clone, Default)]
@@ -41,7 +41,7 @@ pub(crate) fn settings(command: &Command) -> Settings {
     let root = crate::commands::paths::expand_home(&args.config_path);
     let config = observability(&root);
     let json = match args.log_format {
-        Some(format) => format == OutputFormat::Json,
+        Some(format) => format == LogFormatArg::Json,
         None => config.logs.format == LogFormat::Json,
     };
     let set =
