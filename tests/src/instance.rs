@@ -34,6 +34,7 @@ pub struct MusterConfig {
     expected_tools: Vec<String>,
     aggregator_lines: Vec<String>,
     health_only: bool,
+    top_level: Vec<String>,
 }
 
 impl MusterConfig {
@@ -87,6 +88,14 @@ impl MusterConfig {
         self
     }
 
+    /// Adds `yaml` (top-level keys, e.g. `observability:\n  logs:\n    calls: true`) to
+    /// `config.yaml` after the `aggregator:` section.
+    #[must_use]
+    pub fn config_section(mut self, yaml: &str) -> Self {
+        self.top_level.push(yaml.to_owned());
+        self
+    }
+
     /// Makes every start wait until `list_tools` reports `tool`.
     #[must_use]
     pub fn expect_tool(mut self, tool: &str) -> Self {
@@ -121,6 +130,12 @@ impl MusterConfig {
             config_yaml.push_str(line);
             config_yaml.push('\n');
         }
+        for section in &self.top_level {
+            config_yaml.push_str(section);
+            if !section.ends_with('\n') {
+                config_yaml.push('\n');
+            }
+        }
         files.push((PathBuf::from("config.yaml"), config_yaml));
         for (relative, contents) in files {
             let path = config.join(relative);
@@ -145,7 +160,12 @@ impl MusterConfig {
 
 /// A port that was free a moment ago: bound on 127.0.0.1:0, then released. Another process
 /// may take it in between; tests accept that small race.
-fn free_port() -> anyhow::Result<u16> {
+/// A loopback TCP port nobody listens on right now.
+///
+/// # Errors
+///
+/// When no port can be bound.
+pub fn free_port() -> anyhow::Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("no free port")?;
     Ok(listener.local_addr().context("no local address")?.port())
 }

@@ -32,7 +32,7 @@ mod process;
 use std::path::{Path, PathBuf};
 
 pub use binary::{MUSTER_BIN_ENV, muster_bin};
-pub use instance::{ConfigDir, MusterConfig, MusterInstance, READY_TIMEOUT, TERM_GRACE};
+pub use instance::{ConfigDir, MusterConfig, MusterInstance, READY_TIMEOUT, TERM_GRACE, free_port};
 pub use mcp::{Envelope, HANDSHAKE_PROTOCOL_VERSION, META_TOOLS, McpClient, jsonrpc_result};
 pub use process::ProcessId;
 

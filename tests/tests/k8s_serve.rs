@@ -15,7 +15,7 @@ use muster_tests::McpClient;
 use muster_tests::deps;
 use muster_tests::kube_fake::{FakeApiServer, FakeConfig, Kubectl};
 use muster_tests::muster_bin;
-use serde_json::json;
+use serde_json::{Value, json};
 
 const CRDS: &str = include_str!("../../deploy/crds/muster.yaml");
 
@@ -663,4 +663,52 @@ fn a_stopped_replica_records_its_running_executions_as_failed() {
     assert_eq!(record["spec"]["status"], "failed", "{record}");
     let error = record["spec"]["error"].as_str().unwrap_or_default();
     assert!(error.contains("muster was stopped"), "{record}");
+}
+
+/// `GET /ready` and its body.
+fn ready(port: u16) -> (u16, Value) {
+    let response =
+        reqwest::blocking::get(format!("http://127.0.0.1:{port}/ready")).expect("/ready answers");
+    let status = response.status().as_u16();
+    (status, response.json().expect("/ready is JSON"))
+}
+
+#[test]
+fn ready_follows_the_api_server() {
+    let (mut server, kubectl) = cluster();
+    let replica = Replica::start(&kubectl, "ready-0");
+    let (status, body) = ready(replica.port);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "ready", "{body}");
+    let names: Vec<&str> = body["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["config", "kubernetes", "stores", "mcpservers"]);
+
+    server.stop();
+    let (status, body) = wait_until("/ready to fail", Duration::from_secs(20), || {
+        let (status, body) = ready(replica.port);
+        (status == 503).then_some((status, body))
+    });
+    assert_eq!(body["status"], "not_ready", "{body}");
+    let kubernetes = &body["checks"][1];
+    assert_eq!(kubernetes["status"], "failed", "{body}");
+    assert!(
+        kubernetes["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("API server unreachable")),
+        "{body}"
+    );
+    // Liveness does not follow the API server: restarting muster would not bring it back.
+    assert_eq!(
+        reqwest::blocking::get(format!("http://127.0.0.1:{}/health", replica.port))
+            .expect("/health")
+            .status()
+            .as_u16(),
+        200
+    );
+    assert_eq!(status, 503);
 }

@@ -815,3 +815,41 @@ fn failed_bearers_are_rate_limited() {
         "the sign-in endpoints share the address's attempts"
     );
 }
+
+#[test]
+fn probes_and_metrics_answer_without_a_bearer_and_the_mcp_endpoints_do_not() {
+    let s = setup(json!({}));
+    let base = s.base.as_str();
+    for path in ["/health", "/ready", "/metrics"] {
+        let response = http().get(format!("{base}{path}")).send().unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{path} without a bearer");
+        assert!(
+            response.headers().get("www-authenticate").is_none(),
+            "{path} challenges"
+        );
+    }
+    let metrics = http()
+        .get(format!("{base}/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(metrics.contains("muster_sessions_active"), "{metrics}");
+
+    let (status, challenge) = initialize_status(base, "");
+    assert_eq!(status, 401);
+    assert!(
+        challenge.starts_with("Bearer resource_metadata="),
+        "{challenge}"
+    );
+    let sse = http().get(format!("{base}/sse")).send().unwrap();
+    assert_eq!(sse.status().as_u16(), 401, "/sse without a bearer");
+    assert!(sse.headers().get("www-authenticate").is_some());
+    let message = http()
+        .post(format!("{base}/message?sessionId=x"))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .unwrap();
+    assert_eq!(message.status().as_u16(), 401, "/message without a bearer");
+    assert!(message.headers().get("www-authenticate").is_some());
+}

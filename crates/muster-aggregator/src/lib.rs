@@ -17,6 +17,9 @@
 //!   `ToolProvider`.
 //! - `auth` (feature `http-client`): signing in to OAuth-protected MCP servers per session
 //!   (`core_auth_login`, `/oauth/proxy/*`, per-session connections, `auth://status`).
+//! - [`health`]: the readiness checks behind `/ready`.
+//! - [`metrics`]: the Prometheus metrics of tool calls, meta-tools, servers and sessions.
+//! - [`observe`]: spans and call logs of tool calls, W3C trace context in and out.
 //! - [`services`]: the running backends, their status write-back and the MCPServer
 //!   reconciler.
 //! - `server` (feature `server`): the axum front door, `/mcp`, `/sse` + `/message`,
@@ -41,11 +44,14 @@ pub mod backend;
 #[cfg(feature = "bridge")]
 pub mod bridge;
 pub mod core_tools;
+pub mod health;
 pub mod layers;
 pub mod meta_tools;
+pub mod metrics;
 pub mod naming;
 #[cfg(feature = "oauth-server")]
 pub mod oauth_server;
+pub mod observe;
 pub mod registry;
 #[cfg(feature = "server")]
 pub mod server;

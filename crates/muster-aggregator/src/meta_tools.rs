@@ -28,7 +28,10 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 pub use call_tool::envelope;
 
 use self::index::IndexCache;
+use crate::metrics::{AggregatorMetrics, CallMeter};
+use crate::observe;
 use crate::registry::Registry;
+use tracing::Instrument as _;
 
 /// The meta-tools' names in `tools/list` order.
 pub const META_TOOL_NAMES: [&str; 11] = [
@@ -78,16 +81,23 @@ pub struct MetaTools {
     registry: Registry,
     service: ToolService,
     index: Arc<IndexCache>,
+    /// One meter per meta-tool, in [`META_TOOL_NAMES`] order, when metrics are on.
+    meters: Arc<[CallMeter]>,
 }
 
 impl MetaTools {
     /// Meta-tools over `registry`.
     pub fn new(registry: Registry) -> Self {
         let service = registry.service();
+        let meters = registry
+            .metrics()
+            .map(AggregatorMetrics::meta_meters)
+            .unwrap_or_default();
         Self {
             registry,
             service,
             index: Arc::default(),
+            meters: meters.into(),
         }
     }
 
@@ -99,6 +109,35 @@ impl MetaTools {
     /// Runs the meta-tool `name`, or returns `None` when `name` is not a meta-tool.
     /// `arguments` may be absent; `context` is handed to the tool `call_tool` calls.
     pub async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        context: CallContext,
+    ) -> Option<CallToolResult> {
+        let index = META_TOOL_NAMES.iter().position(|&n| n == name)?;
+        let span = tracing::info_span!(
+            target: observe::SPAN_TARGET,
+            "meta_tool",
+            otel.name = %format_args!("tools/call {name}"),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = name,
+        );
+        if !span.is_disabled() {
+            observe::set_parent_from_meta(&span, context.request_meta.as_ref());
+        }
+        let Some(meter) = self.meters.get(index) else {
+            return self.run(name, arguments, context).instrument(span).await;
+        };
+        let started = tokio::time::Instant::now();
+        let result = self.run(name, arguments, context).instrument(span).await;
+        if let Some(result) = &result {
+            meter.record_result(result, started.elapsed());
+        }
+        result
+    }
+
+    async fn run(
         &self,
         name: &str,
         arguments: Option<JsonObject>,

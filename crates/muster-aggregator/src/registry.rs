@@ -46,6 +46,7 @@ pub use self::catalog::{
 pub use crate::naming::{BackendNaming, FamilyDescriptions, NamingOptions};
 
 use self::build::BackendEntry;
+use crate::metrics::AggregatorMetrics;
 
 /// The live set of providers: MCP server backends under per-server or family names, and
 /// core providers under their own names.
@@ -63,11 +64,13 @@ pub struct Registry {
 #[derive(Debug, Clone, Default)]
 pub struct RegistryBuilder {
     naming: NamingOptions,
+    metrics: Option<AggregatorMetrics>,
 }
 
 #[derive(Debug)]
 struct Inner {
     naming: NamingOptions,
+    metrics: Option<AggregatorMetrics>,
     state: Mutex<State>,
     snapshot: watch::Sender<Arc<AggregatedCatalog>>,
     generation: watch::Sender<u64>,
@@ -109,6 +112,13 @@ impl RegistryBuilder {
         self
     }
 
+    /// Counts every tool call in `metrics` (see [`crate::metrics`]).
+    #[must_use]
+    pub fn metrics(mut self, metrics: AggregatorMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
     /// Builds the registry, empty.
     pub fn build(self) -> Registry {
         let (snapshot, _) = watch::channel(Arc::new(AggregatedCatalog::default()));
@@ -116,6 +126,7 @@ impl RegistryBuilder {
         let registry = Registry {
             inner: Arc::new(Inner {
                 naming: self.naming,
+                metrics: self.metrics,
                 state: Mutex::new(State::default()),
                 snapshot,
                 generation,
@@ -147,6 +158,11 @@ impl Registry {
     /// A builder.
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
+    }
+
+    /// The metrics tool calls are counted in, when set.
+    pub fn metrics(&self) -> Option<&AggregatorMetrics> {
+        self.inner.metrics.as_ref()
     }
 
     /// The naming options.
@@ -345,6 +361,7 @@ impl Registry {
                 &cores,
                 global.generation(),
                 &AggregatedCatalog::default(),
+                self.inner.metrics.as_ref(),
             ))
         };
         overlay.remember(global.generation(), inputs, Arc::clone(&catalog));
@@ -422,7 +439,14 @@ impl Inner {
         let cores: Vec<&Arc<dyn ToolProvider>> = state.cores.iter().map(|c| &c.value).collect();
         let previous = self.snapshot.borrow().clone();
         let generation = state.generation + 1;
-        let catalog = build::build(&self.naming, &backends, &cores, generation, &previous);
+        let catalog = build::build(
+            &self.naming,
+            &backends,
+            &cores,
+            generation,
+            &previous,
+            self.metrics.as_ref(),
+        );
         if catalog.same_content(&previous) {
             return;
         }

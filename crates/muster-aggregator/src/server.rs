@@ -6,7 +6,11 @@
 //! - `/mcp`: streamable HTTP, with sessions for clients that `initialize` and stateless
 //!   service for 2026-07-28 clients;
 //! - `GET /sse` + `POST /message?sessionId=`: the legacy HTTP+SSE transport (2024-11-05);
-//! - `GET /health`: `200 {"status":"ok"}`, never behind the Host check;
+//! - `GET /health`: `200 {"status":"ok"}`, never behind the Host check (liveness);
+//! - `GET /metrics`: the Prometheus text format of the registry set with
+//!   [`AggregatorBuilder::metrics`], when one is set; never behind the Host check;
+//! - `GET /ready`: the [readiness report](crate::health), `200` or `503`, never behind the
+//!   Host check;
 //! - every other path: `404`.
 //!
 //! [`Aggregator::serve_stdio`] serves one session over a byte stream pair instead (the
@@ -43,6 +47,7 @@ mod jsonrpc_errors;
 mod lean;
 mod listen;
 mod notify;
+mod observe;
 mod progress;
 mod reads;
 mod sessions;
@@ -54,6 +59,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+use prometheus_client::registry::Registry as MetricsRegistry;
 use rmcp::model::Implementation;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -92,6 +98,7 @@ impl FrontDoorAuth for crate::oauth_server::OAuthServer {
     }
 }
 
+use crate::health::Readiness;
 use crate::meta_tools::MetaTools;
 use crate::registry::Registry;
 
@@ -128,6 +135,8 @@ pub struct AggregatorBuilder {
     backend_auth: Option<crate::auth::BackendAuth>,
     session_limits: SessionLimits,
     connection_limits: ConnectionLimits,
+    readiness: Readiness,
+    metrics: Option<Arc<MetricsRegistry>>,
 }
 
 #[derive(Debug)]
@@ -140,6 +149,8 @@ struct Inner {
     sse_keep_alive: Duration,
     /// Ends every session and stream when cancelled.
     shutdown: CancellationToken,
+    readiness: Readiness,
+    metrics: Option<Arc<MetricsRegistry>>,
     peers: notify::Peers,
     notifier_started: AtomicBool,
     /// Stops the list-changed notifier and the session reaper when the aggregator is gone.
@@ -237,6 +248,22 @@ impl AggregatorBuilder {
         self
     }
 
+    /// Sets the checks of `GET /ready` (default none: always ready).
+    #[must_use]
+    pub fn readiness(mut self, readiness: Readiness) -> Self {
+        self.readiness = readiness;
+        self
+    }
+
+    /// Serves `registry` at `GET /metrics` (Prometheus text format 0.0.4). Register the
+    /// [`AggregatorMetrics`](crate::metrics::AggregatorMetrics) of the aggregator's
+    /// [`Registry`] in it for `muster_sessions_active` to be kept current.
+    #[must_use]
+    pub fn metrics(mut self, registry: Arc<MetricsRegistry>) -> Self {
+        self.metrics = Some(registry);
+        self
+    }
+
     /// Builds the aggregator.
     pub fn build(self) -> Aggregator {
         let version = if self.version.is_empty() {
@@ -252,6 +279,8 @@ impl AggregatorBuilder {
                 allowed_hosts: self.allowed_hosts,
                 sse_keep_alive: self.sse_keep_alive,
                 shutdown: self.shutdown.unwrap_or_default(),
+                readiness: self.readiness,
+                metrics: self.metrics,
                 peers: notify::Peers::default(),
                 notifier_started: AtomicBool::new(false),
                 notifier_stop: CancellationToken::new(),
@@ -283,6 +312,8 @@ impl Aggregator {
             backend_auth: None,
             session_limits: SessionLimits::default(),
             connection_limits: ConnectionLimits::default(),
+            readiness: Readiness::default(),
+            metrics: None,
         }
     }
 

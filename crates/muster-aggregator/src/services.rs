@@ -148,6 +148,16 @@ impl Services {
         self.backends().keys().cloned().collect()
     }
 
+    /// The current state of every service, sorted by server name.
+    pub fn snapshots(&self) -> Vec<crate::backend::BackendSnapshot> {
+        let backends: Vec<Backend> = self
+            .backends()
+            .values()
+            .map(|r| r.backend.clone())
+            .collect();
+        backends.iter().map(Backend::snapshot).collect()
+    }
+
     /// Stops every service (on shutdown): children are killed and reaped.
     pub async fn stop_all(&self) {
         let all: Vec<Running> = self.backends().values().cloned().collect();

@@ -90,6 +90,14 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) silent: bool,
 
+    /// Format of log lines: text or json (default: `observability.logs.format`, else text).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) log_format: Option<LogFormatArg>,
+
+    /// Write one log line per tool call (also `observability.logs.calls: true`).
+    #[arg(long)]
+    pub(crate) log_calls: bool,
+
     /// Accepted for compatibility: destructive tools are not blocked.
     #[arg(long, hide = true)]
     pub(crate) yolo: bool,
@@ -120,6 +128,15 @@ pub(crate) struct ValidateArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = OutputFormat::Text)]
     pub(crate) output: OutputFormat,
+}
+
+/// Formats of log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormatArg {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Output formats of reporting commands.

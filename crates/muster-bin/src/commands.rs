@@ -10,7 +10,7 @@ mod events;
 mod get;
 mod lifecycle;
 mod list;
-mod paths;
+pub(crate) mod paths;
 mod remote;
 mod run;
 mod schema;

@@ -12,7 +12,12 @@ use std::io::{self, IsTerminal as _, Write};
 use std::sync::OnceLock;
 
 use muster_core::secret::RedactorSet;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer, Registry};
+
+use crate::telemetry;
 use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
@@ -49,20 +54,77 @@ fn default_filter(debug: bool, silent: bool) -> EnvFilter {
     filter
 }
 
+/// Adds `directive` to `filter` (a constant, so it always parses).
+fn with_directive(filter: EnvFilter, directive: &str) -> EnvFilter {
+    match directive.parse() {
+        Ok(d) => filter.add_directive(d),
+        Err(_) => filter,
+    }
+}
+
+/// What [`init`] set up and must be shut down at exit: the trace exporter, which flushes the
+/// spans it still holds.
+pub(crate) struct Guard(Option<opentelemetry_sdk::trace::SdkTracerProvider>);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(provider) = self.0.take()
+            && let Err(e) = provider.shutdown()
+        {
+            tracing::warn!(error = %e, "traces not flushed at exit");
+        }
+    }
+}
+
 /// Logs go to stderr so they never mix with a command's output, in colour only on a
-/// terminal. `RUST_LOG` sets the filter when present.
-pub(crate) fn init(debug: bool, silent: bool) {
-    let filter = match std::env::var("RUST_LOG") {
+/// terminal, as text or JSON lines. `RUST_LOG` sets the filter when present; call logs
+/// (target `muster::call`) are added when `settings.calls` is set. Spans of the target
+/// `muster::otel` go to the OpenTelemetry exporter when traces are configured, never to the
+/// log lines.
+pub(crate) fn init(debug: bool, silent: bool, settings: &telemetry::Settings) -> Guard {
+    let mut filter = match std::env::var("RUST_LOG") {
         Ok(spec) if !spec.trim().is_empty() => EnvFilter::builder()
             .with_default_directive(default_level(debug, silent).into())
             .parse_lossy(spec),
         _ => default_filter(debug, silent),
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(RedactingStderr)
-        .with_ansi(io::stderr().is_terminal())
+    if settings.calls && !silent {
+        filter = with_directive(filter, "muster::call=info");
+    }
+    filter = with_directive(filter, "muster::otel=off");
+    let fmt = tracing_subscriber::fmt::layer().with_writer(RedactingStderr);
+    let fmt: Box<dyn Layer<Registry> + Send + Sync> = if settings.json {
+        fmt.json()
+            .with_current_span(false)
+            .with_span_list(false)
+            .boxed()
+    } else {
+        fmt.with_ansi(io::stderr().is_terminal()).boxed()
+    };
+    let mut problem = None;
+    let provider = settings
+        .tracing
+        .as_ref()
+        .and_then(|t| match telemetry::tracer_provider(t) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                problem = Some(e);
+                None
+            }
+        });
+    let otel = provider.as_ref().map(|p| {
+        tracing_opentelemetry::layer()
+            .with_tracer(telemetry::tracer(p))
+            .with_filter(Targets::new().with_target("muster::otel", LevelFilter::INFO))
+    });
+    tracing_subscriber::registry()
+        .with(fmt.with_filter(filter))
+        .with(otel)
         .init();
+    if let Some(e) = problem {
+        tracing::error!(error = %e, "traces are not exported");
+    }
+    Guard(provider)
 }
 
 /// Makes a [`LineWriter`] per log event.

@@ -9,6 +9,7 @@ mod client;
 mod commands;
 mod logging;
 mod output;
+mod telemetry;
 
 use std::process::ExitCode;
 
@@ -17,8 +18,10 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_from(cli::workflow_flags(std::env::args_os().collect()));
     let silent = matches!(&cli.command, cli::Command::Serve(args) if args.silent);
-    logging::init(cli.debug, silent);
-    match commands::run(cli.command) {
+    let guard = logging::init(cli.debug, silent, &telemetry::settings(&cli.command));
+    let outcome = commands::run(cli.command);
+    drop(guard);
+    match outcome {
         Ok(code) => code,
         Err(err) if output::is_closed_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {

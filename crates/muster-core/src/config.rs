@@ -6,6 +6,7 @@
 
 mod limits;
 mod oauth_server;
+mod observability;
 
 use std::path::PathBuf;
 
@@ -19,6 +20,7 @@ pub use limits::{BackendLimits, EventLimits, LimitsConfig, WorkflowLimits};
 pub use oauth_server::{
     AuthRateLimitConfig, OAuthStorageConfig, OAuthStorageType, TrustedIssuerConfig, ValkeyConfig,
 };
+pub use observability::{LogFormat, LogsConfig, MetricsConfig, ObservabilityConfig, TracingConfig};
 
 /// Where the running configuration lives, for the `core_config_*` tools.
 #[async_trait::async_trait]
@@ -97,6 +99,8 @@ pub struct MusterConfig {
     pub aggregator: AggregatorConfig,
     /// Bounds on workflows, the event log and backend results.
     pub limits: LimitsConfig,
+    /// Metrics, traces and logs.
+    pub observability: ObservabilityConfig,
 }
 
 impl MusterConfig {

@@ -16,6 +16,7 @@
 //!   filesystem and Kubernetes drivers alike.
 //! - [`event`]: [`Event`] and [`EventSink`].
 //! - [`config`]: the `config.yaml` model.
+//! - [`metrics`]: the lock-free duration histogram every crate's metrics use.
 //! - [`text`]: bounding error and event messages.
 //!
 //! Where to start: a custom storage backend implements [`ResourceStore`] for the kinds it cares
@@ -52,6 +53,7 @@
 pub mod auth;
 pub mod config;
 pub mod event;
+pub mod metrics;
 pub mod reconcile;
 pub mod resource;
 pub mod secret;

@@ -16,6 +16,10 @@ mod scope;
 pub use engine::{Engine, EngineBuilder, MAX_WORKFLOW_DEPTH};
 pub use response::WorkflowResponse;
 
+/// The `tracing` target of the engine's spans (runs and steps); enable it in an
+/// OpenTelemetry layer to export them.
+pub const SPAN_TARGET: &str = "muster::otel";
+
 use std::sync::Arc;
 
 use muster_core::tool::CallContext;

@@ -16,6 +16,7 @@
 
 pub mod budget;
 pub mod exec;
+pub mod metrics;
 pub mod path;
 pub mod plan;
 pub mod query;

@@ -110,6 +110,10 @@ pub struct BackendSnapshot {
     pub last_connected: Option<DateTime<Utc>>,
     /// How many times [`Backend::restart`](super::Backend::restart) ran.
     pub restart_count: u32,
+    /// Connection attempts since the service was created (the first one included).
+    pub connect_attempts: u64,
+    /// Failed attempts and lost connections since the service was created.
+    pub connect_failures: u64,
     /// Whether an initialized client is ready for calls.
     pub client_ready: bool,
     /// When the state last changed.
@@ -142,6 +146,8 @@ impl BackendSnapshot {
             last_failure_http_status: None,
             last_connected: None,
             restart_count: 0,
+            connect_attempts: 0,
+            connect_failures: 0,
             client_ready: false,
             state_since: now,
             suspended: false,

@@ -16,6 +16,7 @@ pub(crate) const UNREACHABLE_AFTER: u32 = 3;
 pub(crate) fn attempt_started(s: &mut BackendSnapshot, now: DateTime<Utc>) {
     s.state = ServiceState::Starting;
     s.health = Health::Unknown;
+    s.connect_attempts = s.connect_attempts.saturating_add(1);
     s.last_attempt = Some(now);
     s.next_retry_after = None;
     s.client_ready = false;
@@ -65,6 +66,9 @@ pub(crate) fn attempt_failed(
     s.client_ready = false;
     s.pid = None;
     let remote = s.server_type.is_remote();
+    if !matches!(failure.kind, FailureKind::AuthRequired) {
+        s.connect_failures = s.connect_failures.saturating_add(1);
+    }
     let delay = record_failure(s, failure, backoff, remote, now);
     if delay.is_none() || s.state == ServiceState::Unreachable {
         s.recovering = false;

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use muster_core::tool::{Catalog, ToolProvider};
 
+use crate::metrics::{AggregatorMetrics, CallMeter, SERVER_KIND};
+
 use super::catalog::{
     AggregatedCatalog, ExposedPrompt, ExposedResource, ExposedTool, FamilyTarget, ItemOrigin,
     Route, Target, ToolOrigin,
@@ -29,6 +31,7 @@ pub(crate) fn build(
     cores: &[&Arc<dyn ToolProvider>],
     generation: u64,
     previous: &AggregatedCatalog,
+    metrics: Option<&AggregatorMetrics>,
 ) -> AggregatedCatalog {
     let catalogs: Vec<(&str, &BackendEntry, Arc<Catalog>)> = backends
         .iter()
@@ -37,7 +40,7 @@ pub(crate) fn build(
     let core_catalogs: Vec<(&Arc<dyn ToolProvider>, Arc<Catalog>)> =
         cores.iter().map(|&p| (p, p.catalog())).collect();
 
-    let tools = tools(options, &catalogs, &core_catalogs);
+    let tools = tools(options, &catalogs, &core_catalogs, metrics);
     let prompts = prompts(options, &catalogs, &core_catalogs);
     let resources = resources(options, &catalogs, &core_catalogs);
     let retired = retired(previous, &tools);
@@ -69,6 +72,7 @@ fn tools(
     options: &NamingOptions,
     backends: &[(&str, &BackendEntry, Arc<Catalog>)],
     cores: &[(&Arc<dyn ToolProvider>, Arc<Catalog>)],
+    metrics: Option<&AggregatorMetrics>,
 ) -> Vec<ExposedTool> {
     let inputs: Vec<BackendTools<'_>> = backends
         .iter()
@@ -78,14 +82,19 @@ fn tools(
             tools: &catalog.tools,
         })
         .collect();
-    let providers: HashMap<&str, &Arc<dyn ToolProvider>> = backends
+    // The metric handles of each server, resolved once per build, never per call.
+    let providers: HashMap<&str, (&Arc<dyn ToolProvider>, Option<CallMeter>)> = backends
         .iter()
-        .map(|(server, entry, _)| (*server, &entry.provider))
+        .map(|(server, entry, _)| {
+            let meter = metrics.map(|m| m.tool_meter(server, SERVER_KIND));
+            (*server, (&entry.provider, meter))
+        })
         .collect();
     let target = |server: &str, upstream: &str| {
-        providers.get(server).map(|provider| Target {
+        providers.get(server).map(|(provider, meter)| Target {
             provider: Arc::clone(provider),
             upstream: upstream.to_owned(),
+            meter: meter.clone(),
         })
     };
 
@@ -127,6 +136,7 @@ fn tools(
     }
 
     for (provider, catalog) in cores {
+        let meter = metrics.map(|m| m.tool_meter("", provider.name()));
         for tool in &catalog.tools {
             if !taken.insert(tool.name.to_string()) {
                 tracing::warn!(tool = %tool.name, provider = provider.name(), "tool name already exposed; skipped");
@@ -140,6 +150,7 @@ fn tools(
                 Route::Single(Target {
                     provider: Arc::clone(provider),
                     upstream: tool.name.to_string(),
+                    meter: meter.clone(),
                 }),
             ));
         }
@@ -171,6 +182,7 @@ fn prompts(
                 Target {
                     provider: Arc::clone(&entry.provider),
                     upstream: prompt.name.clone(),
+                    meter: None,
                 },
             ));
         }
@@ -188,6 +200,7 @@ fn prompts(
                 Target {
                     provider: Arc::clone(provider),
                     upstream: prompt.name.clone(),
+                    meter: None,
                 },
             ));
         }
@@ -219,6 +232,7 @@ fn resources(
                 Target {
                     provider: Arc::clone(&entry.provider),
                     upstream: resource.uri.clone(),
+                    meter: None,
                 },
             ));
         }
@@ -236,6 +250,7 @@ fn resources(
                 Target {
                     provider: Arc::clone(provider),
                     upstream: resource.uri.clone(),
+                    meter: None,
                 },
             ));
         }

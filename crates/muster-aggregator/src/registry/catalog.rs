@@ -9,6 +9,8 @@ use muster_core::tool::{ToolError, ToolProvider};
 use rmcp::model::{GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, Tool};
 use serde_json::Value;
 
+use crate::metrics::CallMeter;
+
 /// Key under a tool's `_meta` holding its discovery labels (an object of strings); the
 /// workflow tools put a workflow's `metadata.labels` there.
 pub const LABELS_META_KEY: &str = "muster.giantswarm.io/labels";
@@ -55,6 +57,8 @@ pub enum ItemOrigin {
 pub(crate) struct Target {
     pub(crate) provider: Arc<dyn ToolProvider>,
     pub(crate) upstream: String,
+    /// The metrics of calls through this target, when metrics are on (tools only).
+    pub(crate) meter: Option<CallMeter>,
 }
 
 impl PartialEq for Target {

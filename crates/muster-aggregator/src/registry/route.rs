@@ -8,17 +8,48 @@ use muster_core::tool::{ToolCall, ToolError, ToolName};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tower::ServiceExt;
+use tracing::Instrument as _;
 
 use super::catalog::{AggregatedCatalog, FamilyTarget, Route, Target};
 use crate::naming::go_quote;
+use crate::observe;
 
 /// Calls the tool `call.name` names in `catalog`.
 pub(crate) async fn call(
     catalog: Arc<AggregatedCatalog>,
     call: ToolCall,
 ) -> Result<CallToolResult, ToolError> {
-    let (target, call) = resolve(&catalog, call)?;
-    target.provider.service().oneshot(call).await
+    let (target, mut call) = resolve(&catalog, call)?;
+    let server = target.provider.name();
+    let span = tracing::info_span!(
+        target: observe::SPAN_TARGET,
+        "tool_call",
+        otel.name = %format_args!("tools/call {}", call.name),
+        otel.kind = "client",
+        mcp.method.name = "tools/call",
+        gen_ai.tool.name = %call.name,
+        muster.server = server,
+    );
+    observe::inject_into_meta(&span, &mut call.context.request_meta);
+    let log = observe::call_log_enabled().then(|| call.name.clone());
+    if target.meter.is_none() && log.is_none() && span.is_disabled() {
+        return target.provider.service().oneshot(call).await;
+    }
+    let started = tokio::time::Instant::now();
+    let result = target
+        .provider
+        .service()
+        .oneshot(call)
+        .instrument(span)
+        .await;
+    let elapsed = started.elapsed();
+    if let Some(meter) = &target.meter {
+        meter.record(&result, elapsed);
+    }
+    if let Some(tool) = log {
+        observe::log_call(tool.as_str(), server, &result, elapsed);
+    }
+    result
 }
 
 /// The provider of the call and the call as that provider must see it.

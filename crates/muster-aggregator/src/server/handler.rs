@@ -67,7 +67,13 @@ impl ServerHandler for Aggregator {
             notifier: Some(notify::session_notifier(context.peer.clone())),
             cancellation: context.ct.child_token(),
             caller_requests: Some(caller::channel(&context)),
-            request_meta: upstream_meta(&context.meta),
+            request_meta: crate::observe::with_header_trace_context(
+                upstream_meta(&context.meta),
+                context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .map(|p| &p.headers),
+            ),
             ..CallContext::default()
         };
         self.before_call(&call_context).await;

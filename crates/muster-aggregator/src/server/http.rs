@@ -13,7 +13,7 @@ use rmcp::transport::StreamableHttpService;
 
 use super::lean::{self, LeanState};
 use super::sessions::{self, Store};
-use super::{Aggregator, MCP_PATH, hosts, jsonrpc_errors, sse};
+use super::{Aggregator, MCP_PATH, hosts, jsonrpc_errors, observe, sse};
 
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
@@ -54,6 +54,7 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     ));
     let mut router = Router::new()
         .route("/health", get(health))
+        .merge(observe::routes(aggregator))
         .merge(mcp_routes);
     if let Some(auth) = &aggregator.inner.auth {
         router = router.merge(auth.routes());

@@ -10,7 +10,8 @@
 //! progress, 2026-07-28 stateless requests, malformed input — reaches rmcp unchanged, byte
 //! for byte. The Host check and every other layer in front of the MCP endpoint still run
 //! first. The call itself is the same [`MetaTools::call`](crate::meta_tools::MetaTools::call)
-//! the rmcp handler makes, with the same routing, budgets and result envelope;
+//! the rmcp handler makes, with the same routing, budgets, result envelope, metrics and
+//! spans (the HTTP `traceparent` and `tracestate` headers are the caller's trace context);
 //! `notifications/cancelled` naming a lean call cancels it, and a client that hangs up
 //! cancels it too (the backend is told either way).
 //!
@@ -248,6 +249,8 @@ async fn answer(
                 progress_token: params.meta.and_then(|m| m.progress_token),
                 notifier: notify::session_notifier(peer),
                 identity,
+                // The caller's trace context, when its HTTP headers carry one.
+                request_meta: crate::observe::with_header_trace_context(None, Some(headers)),
             };
             Some(call.run(state, session).await)
         }
@@ -263,6 +266,7 @@ struct LeanCall {
     progress_token: Option<ProgressToken>,
     notifier: SessionNotifier,
     identity: Identity,
+    request_meta: Option<JsonObject>,
 }
 
 impl LeanCall {
@@ -276,6 +280,7 @@ impl LeanCall {
             progress_token,
             notifier,
             identity,
+            request_meta,
         } = self;
         let cancellation = state.aggregator.inner.shutdown.child_token();
         // A client that hangs up before the answer cancels the call.
@@ -294,6 +299,7 @@ impl LeanCall {
             }),
             notifier: Some(notifier),
             cancellation: cancellation.clone(),
+            request_meta,
             ..CallContext::default()
         };
         state.aggregator.before_call(&context).await;

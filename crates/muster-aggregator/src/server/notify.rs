@@ -66,6 +66,17 @@ impl Peers {
         }
     }
 
+    /// How many sessions without a streamable HTTP session id (legacy SSE, stdio) are
+    /// still connected; the session table counts the others, parked ones included.
+    pub(super) fn anonymous_count(&self) -> usize {
+        let mut map = self.lock();
+        map.peers.retain(|_, p| !p.is_transport_closed());
+        map.peers
+            .keys()
+            .filter(|k| matches!(k, PeerKey::Anonymous(_)))
+            .count()
+    }
+
     /// The peers still connected; closed ones are forgotten.
     fn live(&self) -> Vec<Peer<RoleServer>> {
         let mut map = self.lock();

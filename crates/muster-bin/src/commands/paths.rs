@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// Replaces a leading `~` with the home directory, since a shell does not expand it in
 /// `--config-path=~/...` or in a default value.
-pub(super) fn expand_home(path: &Path) -> PathBuf {
+pub(crate) fn expand_home(path: &Path) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     expand_home_with(path, home.as_deref())
 }

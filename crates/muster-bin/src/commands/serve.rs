@@ -35,7 +35,9 @@ const PROCESS_STATE_DIR: &str = ".muster-state/processes";
 
 mod example;
 mod kubernetes;
+mod metrics;
 mod oauth;
+mod ready;
 mod secrets;
 
 /// How many events a `core_events` follower may fall behind before it misses some.
@@ -109,6 +111,9 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         }
         None
     };
+    let kube_probe = kube
+        .as_ref()
+        .map(|k| (k.client.clone(), k.mcpservers.api().clone()));
     let validation = match kube {
         Some(_) => ValidationContext::kubernetes(&namespace),
         None => ValidationContext::filesystem(),
@@ -142,7 +147,8 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         FamilyDescriptionRule::MustMatch => FamilyDescriptions::MustMatch,
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
     };
-    let registry = Registry::builder().naming(naming).build();
+    let metrics = metrics::Metrics::new(config.observability.metrics.enabled);
+    let registry = metrics.registry(Registry::builder().naming(naming)).build();
     // stdio servers' groups left by a muster that was killed go first.
     let processes = ProcessRegistry::new(root.join(PROCESS_STATE_DIR));
     let reaped = processes.reap_stale();
@@ -183,7 +189,8 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         .namespace(&namespace)
         .validation(validation)
         .build();
-    let engine = Engine::builder(registry.service(), executions.clone())
+    let engine = metrics
+        .engine(Engine::builder(registry.service(), executions.clone()))
         .events(events.clone() as Arc<dyn EventSink>)
         .namespace(&namespace)
         .limits(config.limits.workflows.clone())
@@ -240,7 +247,9 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         .version(env!("CARGO_PKG_VERSION"))
         .allowed_hosts(config.aggregator.allowed_hosts.clone())
         .session_limits(session_limits(&config.aggregator.limits))
-        .connection_limits(connection_limits(&config.aggregator.limits));
+        .connection_limits(connection_limits(&config.aggregator.limits))
+        .readiness(ready::readiness(root.clone(), kube_probe, services.clone()));
+    aggregator = metrics.serve(aggregator, services.clone());
     aggregator = aggregator.backend_auth(backend_auth);
     if let Some(auth) = front_door_auth {
         aggregator = aggregator.auth(auth);

@@ -20,8 +20,11 @@ use super::run::Runner;
 use super::scope::Scope;
 use super::{RunWorkflow, WorkflowError, WorkflowResponse, input};
 use crate::budget::Evaluator;
+use crate::exec::SPAN_TARGET;
+use crate::metrics::WorkflowMetrics;
 use crate::plan::{Plan, StepKind};
 use crate::value_tree::LeafMode;
+use tracing::Instrument as _;
 
 /// How deeply workflows may call workflows (`workflow_a` → `workflow_b` → …).
 pub const MAX_WORKFLOW_DEPTH: u32 = 16;
@@ -40,6 +43,7 @@ struct Inner {
     tools: ToolService,
     store: Arc<dyn ExecutionStore>,
     events: Option<Arc<dyn EventSink>>,
+    metrics: Option<WorkflowMetrics>,
     namespace: String,
     limits: WorkflowLimits,
     evaluator: Evaluator,
@@ -56,6 +60,12 @@ impl EngineBuilder {
     /// Events go to `sink` (default: none).
     pub fn events(mut self, sink: Arc<dyn EventSink>) -> Self {
         self.inner.events = Some(sink);
+        self
+    }
+
+    /// Counts executions and steps in `metrics` (default: not counted).
+    pub fn metrics(mut self, metrics: WorkflowMetrics) -> Self {
+        self.inner.metrics = Some(metrics);
         self
     }
 
@@ -99,6 +109,7 @@ impl Engine {
                 tools,
                 store,
                 events: None,
+                metrics: None,
                 namespace: muster_core::DEFAULT_NAMESPACE.to_owned(),
                 limits: WorkflowLimits::default(),
                 evaluator: shared_evaluator(),
@@ -110,7 +121,20 @@ impl Engine {
     ///
     /// Failures of steps, templates and inputs are answered with a failure document
     /// (`is_error`); only a run that cannot be recorded or nests too deeply is an `Err`.
+    ///
+    /// The run is a span of the `tracing` target `muster::otel` named `workflow <name>`, and
+    /// each tool step a `step <id>` span inside it.
     pub async fn run(&self, req: RunWorkflow) -> Result<WorkflowResponse, WorkflowError> {
+        let span = tracing::info_span!(
+            target: SPAN_TARGET,
+            "workflow",
+            otel.name = %format_args!("workflow {}", req.plan.name()),
+            muster.workflow = req.plan.name(),
+        );
+        self.run_in_span(req).instrument(span).await
+    }
+
+    async fn run_in_span(&self, req: RunWorkflow) -> Result<WorkflowResponse, WorkflowError> {
         let inner = &self.inner;
         let mut context = req.context;
         let limit = inner.limits.max_depth;
@@ -158,6 +182,7 @@ impl Engine {
             id: id.clone(),
             store: Arc::clone(&inner.store),
             events: inner.events.clone(),
+            metrics: inner.metrics.clone(),
             workflow: plan.name().to_owned(),
             namespace: inner.namespace.clone(),
             max_message_bytes: inner.limits.max_message_bytes,
@@ -176,6 +201,9 @@ impl Engine {
             Err(e) => {
                 let error = format!("input validation failed: {e}");
                 unfinished.disarm();
+                if let Some(metrics) = &inner.metrics {
+                    metrics.execution(plan.name(), true, started.elapsed());
+                }
                 return self.fail_early(&recorder, error).await;
             }
         };
@@ -222,6 +250,9 @@ impl Engine {
         };
         unfinished.disarm();
         inner.store.finish(&id, outcome, Utc::now()).await?;
+        if let Some(metrics) = &inner.metrics {
+            metrics.execution(plan.name(), is_error, elapsed);
+        }
         match (error, failed_step) {
             (Some(_), Some((step, error))) => recorder.event(
                 "WorkflowExecutionFailed",

@@ -10,12 +10,15 @@ use muster_core::resource::execution::{ExecutionId, StepRecord, StepStatus};
 use muster_core::store::ExecutionStore;
 use serde_json::Value;
 
+use crate::metrics::WorkflowMetrics;
+
 /// Records one run: its id, the store, the sink and the workflow's name.
 #[derive(Debug, Clone)]
 pub(crate) struct Recorder {
     pub(crate) id: ExecutionId,
     pub(crate) store: Arc<dyn ExecutionStore>,
     pub(crate) events: Option<Arc<dyn EventSink>>,
+    pub(crate) metrics: Option<WorkflowMetrics>,
     pub(crate) workflow: String,
     pub(crate) namespace: String,
     /// The most bytes of one event message or step error.
@@ -171,6 +174,10 @@ impl Recorder {
             .map_err(|e| format!("failed to record step {}: {e}", s.step_id))?;
         if done {
             self.finished.fetch_add(1, Ordering::Relaxed);
+            if let Some(metrics) = &self.metrics {
+                let elapsed = (now - s.started_at).to_std().unwrap_or_default();
+                metrics.step(status, elapsed);
+            }
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use muster_core::tool::{CallContext, ToolCall, ToolService};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tower::ServiceExt;
+use tracing::Instrument as _;
 
 use super::outcome::{Entry, Fragment, Halt, failure_result};
 use super::record::Recorder;
@@ -213,7 +214,15 @@ impl Runner {
                     args,
                     paginate,
                 } => {
+                    let span = tracing::info_span!(
+                        target: super::SPAN_TARGET,
+                        "step",
+                        otel.name = %format_args!("step {}", step.id),
+                        muster.step = %step.id,
+                        gen_ai.tool.name = %tool,
+                    );
                     self.run_tool_step(step, tool, args, paginate.as_ref(), scope, suffix)
+                        .instrument(span)
                         .await
                 }
                 StepKind::ForEach { .. } => self.run_for_each(step, scope, suffix).await,

@@ -45,6 +45,8 @@ fn sets_kubernetes(root: &Path) -> bool {
 
 /// Everything Kubernetes mode stores in the API.
 pub(crate) struct KubeParts {
+    /// The API client, for the readiness checks.
+    pub(crate) client: kube::Client,
     pub(crate) mcpservers: KubeStore<McpServer>,
     pub(crate) workflows: KubeStore<Workflow>,
     pub(crate) executions: Arc<KubeExecutionStore>,
@@ -102,7 +104,8 @@ pub(crate) async fn connect(namespace: &str, rules: SecretRules) -> anyhow::Resu
         workflows,
         executions: Arc::new(KubeExecutionStore::new(client.clone(), namespace)),
         secrets: Some(KubeSecrets::new(client.clone(), rules)),
-        events: Arc::new(KubeEventLog::start(client, namespace, identity)),
+        events: Arc::new(KubeEventLog::start(client.clone(), namespace, identity)),
+        client,
         leadership,
         elector,
     })
