@@ -414,12 +414,34 @@ fn a_call_tool_is_traced_with_its_inner_call_and_the_backend_gets_the_traceparen
         parts[2], inner.span_id,
         "the backend's parent is the inner span"
     );
+    // With the context in the header, the front door's HTTP span sits between the caller
+    // and the meta-tool span, on the rmcp path and the lean path alike.
+    let in_header_trace: Vec<&ReceivedSpan> = spans
+        .iter()
+        .filter(|s| s.trace_id == header_trace)
+        .collect();
+    let http_spans: Vec<&&ReceivedSpan> = in_header_trace
+        .iter()
+        .filter(|s| s.name == "POST /mcp")
+        .collect();
+    assert!(!http_spans.is_empty(), "{in_header_trace:#?}");
     assert!(
-        spans
+        http_spans
             .iter()
-            .any(|s| s.trace_id == header_trace && s.name == "tools/call call_tool"),
-        "{spans:#?}"
+            .all(|s| s.parent_span_id == "b7ad6b7169203331"),
+        "{in_header_trace:#?}"
     );
+    let calls: Vec<&&ReceivedSpan> = in_header_trace
+        .iter()
+        .filter(|s| s.name == "tools/call call_tool")
+        .collect();
+    assert_eq!(calls.len(), 3, "{in_header_trace:#?}");
+    for call in calls {
+        assert!(
+            http_spans.iter().any(|h| h.span_id == call.parent_span_id),
+            "{in_header_trace:#?}"
+        );
+    }
 }
 
 #[test]

@@ -59,6 +59,31 @@ pub(crate) fn inject_into_meta(span: &Span, meta: &mut Option<JsonObject>) {
     });
 }
 
+/// Makes `span` a child of the trace context in the HTTP `headers`, if they hold one.
+pub(crate) fn set_parent_from_headers(span: &Span, headers: &http::HeaderMap) {
+    if !headers.contains_key("traceparent") {
+        return;
+    }
+    let parent =
+        opentelemetry::global::get_text_map_propagator(|p| p.extract(&HeaderExtractor(headers)));
+    let _ = span.set_parent(parent);
+}
+
+/// Writes the trace context of `span` into `headers`, replacing the caller's, when `span`
+/// is recorded by an OpenTelemetry layer.
+pub(crate) fn inject_into_headers(span: &Span, headers: &mut http::HeaderMap) {
+    let context = span.context();
+    if !context.span().span_context().is_valid() {
+        return;
+    }
+    for key in TRACE_KEYS {
+        headers.remove(key);
+    }
+    opentelemetry::global::get_text_map_propagator(|p| {
+        p.inject_context(&context, &mut HeaderInjector(headers));
+    });
+}
+
 /// `meta` with the trace context of the HTTP `headers` when `meta` has none of its own.
 pub fn with_header_trace_context(
     meta: Option<JsonObject>,
@@ -131,6 +156,31 @@ struct MetaInjector<'a>(&'a mut JsonObject);
 impl Injector for MetaInjector<'_> {
     fn set(&mut self, key: &str, value: String) {
         self.0.insert(key.to_owned(), Value::String(value));
+    }
+}
+
+struct HeaderExtractor<'a>(&'a http::HeaderMap);
+
+impl Extractor for HeaderExtractor<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(|v| v.to_str().ok())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(http::HeaderName::as_str).collect()
+    }
+}
+
+struct HeaderInjector<'a>(&'a mut http::HeaderMap);
+
+impl Injector for HeaderInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(key.as_bytes()),
+            http::HeaderValue::from_str(&value),
+        ) {
+            self.0.insert(name, value);
+        }
     }
 }
 

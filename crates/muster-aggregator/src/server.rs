@@ -52,6 +52,7 @@ mod progress;
 mod reads;
 mod sessions;
 mod sse;
+mod trace;
 
 use std::future::Future;
 use std::sync::Arc;

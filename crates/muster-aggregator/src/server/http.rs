@@ -13,7 +13,7 @@ use rmcp::transport::StreamableHttpService;
 
 use super::lean::{self, LeanState};
 use super::sessions::{self, Store};
-use super::{Aggregator, MCP_PATH, hosts, jsonrpc_errors, observe, sse};
+use super::{Aggregator, MCP_PATH, hosts, jsonrpc_errors, observe, sse, trace};
 
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
@@ -48,10 +48,10 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     if let Some(auth) = &aggregator.inner.auth {
         mcp_routes = auth.protect(mcp_routes);
     }
-    let mcp_routes = mcp_routes.layer(middleware::from_fn_with_state(
+    let mcp_routes = trace::layer(mcp_routes.layer(middleware::from_fn_with_state(
         aggregator.inner.allowed_hosts.clone(),
         hosts::guard,
-    ));
+    )));
     let mut router = Router::new()
         .route("/health", get(health))
         .merge(observe::routes(aggregator))
