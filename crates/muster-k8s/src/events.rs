@@ -1,7 +1,10 @@
 //! [`KubeEventLog`]: muster's events as core/v1 Events on the involved custom resource,
-//! written in the background and read back for `core_events`.
+//! written in the background, read back for `core_events`, and followed through a watch.
+
+mod live;
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -11,17 +14,31 @@ use muster_core::API_VERSION;
 use muster_core::event::{Event, EventFilter, EventLog, EventSink, EventType, InvolvedObject};
 use muster_core::store::StoreError;
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::AbortHandle;
 
 /// Events waiting to be written; more are dropped (and counted in the log) rather than block.
 const QUEUE: usize = 1024;
 /// The `source.component` and `reportingComponent` of muster's events.
 pub const COMPONENT: &str = "muster";
+/// How many followed events a slow follower may fall behind before it misses some.
+const FOLLOW_BUFFER: usize = 1024;
 
-/// Records events as core/v1 Events in one namespace, and lists them back.
+/// Records events as core/v1 Events in one namespace, lists them back, and follows the new
+/// ones of every replica ([`EventLog::subscribe`]).
 pub struct KubeEventLog {
     api: Api<KubeEvent>,
     queue: mpsc::Sender<Event>,
+    /// The live feed, started by the first subscriber.
+    live: OnceLock<(broadcast::Sender<Event>, AbortHandle)>,
+}
+
+impl Drop for KubeEventLog {
+    fn drop(&mut self) {
+        if let Some((_, watch)) = self.live.get() {
+            watch.abort();
+        }
+    }
 }
 
 impl fmt::Debug for KubeEventLog {
@@ -37,7 +54,11 @@ impl KubeEventLog {
         let api: Api<KubeEvent> = Api::namespaced(client, namespace);
         let (queue, rx) = mpsc::channel(QUEUE);
         tokio::spawn(write_all(api.clone(), rx, instance.into()));
-        Self { api, queue }
+        Self {
+            api,
+            queue,
+            live: OnceLock::new(),
+        }
     }
 }
 
@@ -164,6 +185,17 @@ impl EventLog for KubeEventLog {
         events.sort_by_key(|(e, written)| (e.timestamp, *written));
         let events = events.into_iter().map(|(e, _)| e);
         Ok(filter.apply(events))
+    }
+
+    /// The events muster records from now on in the namespace, by any replica: a watch on
+    /// the Events, started by the first subscriber (on the current tokio runtime).
+    fn subscribe(&self) -> Option<broadcast::Receiver<Event>> {
+        let (live, _) = self.live.get_or_init(|| {
+            let (live, _) = broadcast::channel(FOLLOW_BUFFER);
+            let watch = tokio::spawn(live::run(self.api.clone(), live.clone()));
+            (live, watch.abort_handle())
+        });
+        Some(live.subscribe())
     }
 }
 
