@@ -5,6 +5,8 @@ mod live;
 
 use std::fmt;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -14,7 +16,7 @@ use muster_core::API_VERSION;
 use muster_core::event::{Event, EventFilter, EventLog, EventSink, EventType, InvolvedObject};
 use muster_core::store::StoreError;
 use serde_json::json;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::AbortHandle;
 
 /// Events waiting to be written; more are dropped (and counted in the log) rather than block.
@@ -23,12 +25,18 @@ const QUEUE: usize = 1024;
 pub const COMPONENT: &str = "muster";
 /// How many followed events a slow follower may fall behind before it misses some.
 const FOLLOW_BUFFER: usize = 1024;
+/// How long a query waits for the events recorded before it to be written.
+const FLUSH_WAIT: Duration = Duration::from_secs(2);
 
 /// Records events as core/v1 Events in one namespace, lists them back, and follows the new
 /// ones of every replica ([`EventLog::subscribe`]).
 pub struct KubeEventLog {
     api: Api<KubeEvent>,
     queue: mpsc::Sender<Event>,
+    /// How many events were queued, and how many the writer has handled: a query first
+    /// waits (briefly) for those recorded before it, so a caller reads its own events.
+    queued: AtomicU64,
+    handled: watch::Receiver<u64>,
     /// The live feed, started by the first subscriber.
     live: OnceLock<(broadcast::Sender<Event>, AbortHandle)>,
 }
@@ -53,30 +61,53 @@ impl KubeEventLog {
     pub fn start(client: kube::Client, namespace: &str, instance: impl Into<String>) -> Self {
         let api: Api<KubeEvent> = Api::namespaced(client, namespace);
         let (queue, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(write_all(api.clone(), rx, instance.into()));
+        let (handled_tx, handled) = watch::channel(0);
+        tokio::spawn(write_all(api.clone(), rx, instance.into(), handled_tx));
         Self {
             api,
             queue,
+            queued: AtomicU64::new(0),
+            handled,
             live: OnceLock::new(),
+        }
+    }
+
+    /// Waits until the events queued so far are written (or failed), at most [`FLUSH_WAIT`].
+    async fn flush(&self) {
+        let target = self.queued.load(Ordering::Acquire);
+        let mut handled = self.handled.clone();
+        let written = tokio::time::timeout(FLUSH_WAIT, handled.wait_for(|n| *n >= target)).await;
+        if written.is_err() {
+            tracing::debug!("events recorded before a query are not all written yet");
         }
     }
 }
 
-async fn write_all(api: Api<KubeEvent>, mut rx: mpsc::Receiver<Event>, instance: String) {
+async fn write_all(
+    api: Api<KubeEvent>,
+    mut rx: mpsc::Receiver<Event>,
+    instance: String,
+    handled: watch::Sender<u64>,
+) {
     let mut seq: u64 = 0;
     while let Some(event) = rx.recv().await {
         seq += 1;
-        let body = to_kube(&event, &instance, seq);
-        let body: KubeEvent = match serde_json::from_value(body) {
-            Ok(b) => b,
-            Err(e) => {
-                tracing::warn!(error = %e, "an event could not be encoded");
-                continue;
-            }
-        };
-        if let Err(e) = api.create(&PostParams::default(), &body).await {
-            tracing::warn!(reason = %event.reason, error = %e, "recording an event failed");
+        write_one(&api, &event, &instance, seq).await;
+        handled.send_replace(seq);
+    }
+}
+
+/// Writes one event; a failure is logged, never retried (events are best effort).
+async fn write_one(api: &Api<KubeEvent>, event: &Event, instance: &str, seq: u64) {
+    let body: KubeEvent = match serde_json::from_value(to_kube(event, instance, seq)) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(error = %e, "an event could not be encoded");
+            return;
         }
+    };
+    if let Err(e) = api.create(&PostParams::default(), &body).await {
+        tracing::warn!(reason = %event.reason, error = %e, "recording an event failed");
     }
 }
 
@@ -154,7 +185,10 @@ fn from_kube(e: &KubeEvent) -> Option<Event> {
 
 impl EventSink for KubeEventLog {
     fn record(&self, event: Event) {
+        // Counted before it is sent, so the writer never handles more than was counted.
+        self.queued.fetch_add(1, Ordering::AcqRel);
         if self.queue.try_send(event).is_err() {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
             tracing::warn!("the event queue is full; an event was dropped");
         }
     }
@@ -163,6 +197,7 @@ impl EventSink for KubeEventLog {
 #[async_trait]
 impl EventLog for KubeEventLog {
     async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, StoreError> {
+        self.flush().await;
         let list = self
             .api
             .list(&ListParams::default())
