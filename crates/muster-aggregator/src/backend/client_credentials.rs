@@ -14,7 +14,7 @@ use muster_core::resource::mcp_server::{ClientCredentialsSecretRef, RemoteTransp
 use muster_core::secret::{ExposeSecret, Redactor, SecretString};
 
 use super::failure::{Failure, FailureKind};
-use super::headers::{NO_SECRET_READER, trim_one_newline};
+use super::headers::NO_SECRET_READER;
 use super::options::BackendOptions;
 use super::secrets::SecretError;
 
@@ -123,7 +123,6 @@ pub(crate) async fn read_client_credentials(
         secrets
             .resolve(namespace, &reference.name, &key)
             .await
-            .map(|v| SecretString::from(trim_one_newline(v.expose_secret()).to_owned()))
             .map_err(|e| {
                 let kind = match e {
                     SecretError::Refused { .. } => FailureKind::Permanent,
@@ -201,7 +200,7 @@ mod tests {
     async fn default_keys_in_the_servers_namespace_one_newline_dropped() {
         let secrets = MemorySecrets::new()
             .with("team", "gh", "client-id", "Iv1.abc\n")
-            .with("team", "gh", "client-secret", "s3cret-value\r\n");
+            .with("team", "gh", "client-secret", "s3cret-value\r\n\n");
         let options = BackendOptions::default()
             .with_namespace("team")
             .with_secrets(Arc::new(secrets));
@@ -210,7 +209,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(got.client_id, "Iv1.abc");
-        assert_eq!(got.client_secret.expose_secret(), "s3cret-value");
+        // Exactly one newline goes, however many the value ends with.
+        assert_eq!(got.client_secret.expose_secret(), "s3cret-value\r\n");
         assert!(!format!("{got:?}").contains("s3cret"));
     }
 
