@@ -592,6 +592,113 @@ fn headers_from_reads_a_secret_only_under_the_policy() {
     assert!(!everything_seen.contains("s3cret-value") && !everything_seen.contains("other-value"));
 }
 
+fn state(kubectl: &Kubectl, name: &str) -> String {
+    kubectl_ok(
+        kubectl,
+        &["get", "mcps", name, "-o", "jsonpath={.status.state}"],
+    )
+}
+
+#[test]
+fn client_credentials_secret_refs_are_read_with_the_secret_rules() {
+    let (_server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let muster = Replica::start_with(
+        &kubectl,
+        "muster-0",
+        "secretBinding:\n  admissionPolicyBinding: muster-mcpserver-secret-references\n",
+    );
+    apply(&kubectl, POLICY);
+    kubectl_ok(&kubectl, &["create", "namespace", "vault"]);
+    let server = |name: &str, reference: &str| {
+        format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: {name}\n  namespace: default\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n  auth:\n    type: oauth\n    authorizationServer:\n      issuer: https://github.com/login/oauth\n      authorizationEndpoint: https://github.com/login/oauth/authorize\n      tokenEndpoint: https://github.com/login/oauth/access_token\n      clientCredentialsSecretRef:\n{reference}"
+        )
+    };
+    // Default keys, the server's own namespace: missing Secret, then a missing key, then
+    // both keys present.
+    apply(&kubectl, &server("github", "        name: gh-app\n"));
+    wait_until("the missing Secret", Duration::from_secs(40), || {
+        last_error(&kubectl, "github")
+            .contains("spec.auth.authorizationServer.clientCredentialsSecretRef: Secret default/gh-app not found")
+            .then_some(())
+    });
+    assert_eq!(state(&kubectl, "github"), "Failed");
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: gh-app\n  namespace: default\nstringData:\n  client-id: Iv1.app\n",
+    );
+    wait_until("the missing key", Duration::from_secs(40), || {
+        last_error(&kubectl, "github")
+            .contains("Secret default/gh-app has no key \"client-secret\"")
+            .then_some(())
+    });
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: gh-app\n  namespace: default\nstringData:\n  client-id: Iv1.app\n  client-secret: \"gh-s3cret-value\\n\"\n",
+    );
+    wait_until("the server to connect", Duration::from_secs(60), || {
+        (state(&kubectl, "github") == "Connected").then_some(())
+    });
+
+    // Named keys in another namespace (the server is in muster's own): read, with a warning.
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: shared\n  namespace: vault\nstringData:\n  id: other-client\n  secret: vault-s3cret-value\n",
+    );
+    apply(
+        &kubectl,
+        &server(
+            "shared",
+            "        name: shared\n        namespace: vault\n        clientIdKey: id\n        clientSecretKey: secret\n",
+        ),
+    );
+    wait_until(
+        "the cross-namespace server",
+        Duration::from_secs(60),
+        || (state(&kubectl, "shared") == "Connected").then_some(()),
+    );
+    assert!(
+        muster
+            .process
+            .log()
+            .contains("reading client credentials from a Secret of another namespace"),
+        "{}",
+        muster.process.log()
+    );
+
+    // A Secret of a protected type is never read.
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\n  namespace: default\ntype: kubernetes.io/tls\nstringData:\n  tls.crt: c\n  tls.key: k\n  client-id: x\n  client-secret: tls-s3cret-value\n",
+    );
+    apply(&kubectl, &server("tls", "        name: tls\n"));
+    wait_until(
+        "the protected type refusal",
+        Duration::from_secs(40),
+        || {
+            last_error(&kubectl, "tls")
+                .contains("has type kubernetes.io/tls, which muster never reads")
+                .then_some(())
+        },
+    );
+
+    let seen = format!(
+        "{}{}{}{}",
+        kubectl_ok(&kubectl, &["get", "mcps", "-o", "yaml"]),
+        kubectl_ok(&kubectl, &["get", "events", "-o", "yaml"]),
+        muster
+            .client()
+            .call("core_mcpserver_get", json!({"name": "github"}))
+            .map(|r| r.raw.to_string())
+            .unwrap_or_default(),
+        muster.process.log()
+    );
+    for value in ["gh-s3cret-value", "vault-s3cret-value", "tls-s3cret-value"] {
+        assert!(!seen.contains(value), "{value} leaked");
+    }
+}
+
 const SLOW_WORKFLOW: &str = "apiVersion: muster.giantswarm.io/v1alpha1
 kind: Workflow
 metadata:

@@ -446,18 +446,9 @@ async fn events_are_core_v1_events_read_back() {
         EventType::Warning,
         "Workflow deploy validation failed: x",
     ));
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    let events = loop {
-        let events = log.query(&EventFilter::default()).await.unwrap();
-        if events.len() == 2 {
-            break events;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "events arrive: {events:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    // A query reads the events recorded before it (the writer is waited for).
+    let events = log.query(&EventFilter::default()).await.unwrap();
+    assert_eq!(events.len(), 2, "{events:?}");
     assert_eq!(events[0].reason, "MCPServerStarted");
     let warnings = log
         .query(&EventFilter {
@@ -475,5 +466,77 @@ async fn events_are_core_v1_events_read_back() {
             .iter()
             .all(|e| e.involved_object.api_version.as_deref()
                 == Some("muster.giantswarm.io/v1alpha1"))
+    );
+}
+
+/// The next followed event, within a few seconds.
+async fn next_followed(live: &mut tokio::sync::broadcast::Receiver<Event>) -> Event {
+    tokio::time::timeout(Duration::from_secs(10), live.recv())
+        .await
+        .expect("a followed event arrives")
+        .expect("the feed is open")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn followers_see_the_new_events_of_every_replica_once() {
+    let (server, client) = setup().await;
+    let a = Arc::new(KubeEventLog::start(client.clone(), NS, "muster-a"));
+    let b = Arc::new(KubeEventLog::start(client.clone(), NS, "muster-b"));
+    let event = |name: &str, reason: &str| {
+        Event::new(
+            "MCPServer",
+            name,
+            NS,
+            reason,
+            EventType::Normal,
+            format!("{name} {reason}"),
+        )
+    };
+    // History: recorded before anyone follows.
+    a.record(event("old", "MCPServerStarted"));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while a.query(&EventFilter::default()).await.unwrap().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the old event is written"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let mut live = a.subscribe().expect("a live feed");
+    // Let the watch list the history before anything new comes.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Another replica's event, and one of another component (not muster's).
+    let raw: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), NS);
+    let kubelet: k8s_openapi::api::core::v1::Event = serde_json::from_value(json!({
+        "metadata": {"name": "pod.1", "namespace": NS},
+        "involvedObject": {"kind": "Pod", "name": "pod", "namespace": NS},
+        "reason": "Pulled", "message": "pulled", "type": "Normal",
+        "source": {"component": "kubelet"},
+        "lastTimestamp": "2026-01-01T00:00:00Z",
+    }))
+    .unwrap();
+    raw.create(&PostParams::default(), &kubelet).await.unwrap();
+    b.record(event("git", "MCPServerStarted"));
+    let got = next_followed(&mut live).await;
+    assert_eq!(
+        (got.involved_object.name.as_str(), got.reason.as_str()),
+        ("git", "MCPServerStarted")
+    );
+
+    // A cut watch whose resourceVersion is gone (410) relists: nothing is replayed, and what
+    // came meanwhile arrives once.
+    server.compact();
+    server.close_watches();
+    a.record(event("git", "MCPServerStopped"));
+    let got = next_followed(&mut live).await;
+    assert_eq!(got.reason, "MCPServerStopped");
+    b.record(event("deploy", "MCPServerStarted"));
+    let got = next_followed(&mut live).await;
+    assert_eq!(got.involved_object.name, "deploy");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        live.try_recv().is_err(),
+        "no event arrives twice and the history is not replayed"
     );
 }

@@ -33,6 +33,7 @@ mod discovery;
 mod forward;
 mod login;
 mod logout;
+mod pinned_client;
 mod pkce;
 mod pool;
 mod protection;

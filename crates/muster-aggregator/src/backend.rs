@@ -31,6 +31,8 @@ mod bearer;
 mod call;
 mod caller;
 mod catalog;
+#[cfg(feature = "http-client")]
+pub(crate) mod client_credentials;
 mod connect;
 mod error;
 mod failure;

@@ -35,6 +35,14 @@ pub(crate) enum Command {
     /// workflows of a config directory.
     Serve(ServeArgs),
     /// Check config.yaml and every MCPServer and Workflow definition of a config directory.
+    ///
+    /// With `kubernetes: true` in config.yaml the definitions are checked with the
+    /// Kubernetes-mode rules, the ones `core_mcpserver_validate` and the CRD apply: stdio
+    /// servers, credentials in `headers` or `url` and `env` on a remote server are refused;
+    /// `headersFrom`, `clientCredentialsSecretRef` and the sign-in settings are accepted. The
+    /// report then lists what only the cluster can check: that the API server admits each
+    /// file (`kubectl apply --dry-run=server -f FILE`), that the Secrets the definitions name
+    /// exist and are readable, and that the `secretBinding` admission policy is in force.
     Validate(ValidateArgs),
     /// Write the JSON Schemas of config.yaml, MCPServer and Workflow files.
     Schema(SchemaArgs),

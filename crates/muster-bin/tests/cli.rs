@@ -487,3 +487,56 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
         assert!(stderr.contains(field), "{field} missing from: {stderr}");
     }
 }
+
+const REMOTE_WITH_CREDENTIAL_HEADER: &str = "apiVersion: muster.giantswarm.io/v1alpha1
+kind: MCPServer
+metadata:
+  name: leaky
+spec:
+  type: streamable-http
+  url: https://user:pass@mcp.example.com/mcp
+  headers:
+    X-Api-Key: abc
+";
+
+#[test]
+fn validate_checks_kubernetes_mode_rules_and_says_what_needs_the_cluster() {
+    let dir = config_dir(&[
+        ("config.yaml", "kubernetes: true\nnamespace: muster\n"),
+        ("mcpservers/everything.yaml", STDIO_SERVER),
+        ("mcpservers/leaky.yaml", REMOTE_WITH_CREDENTIAL_HEADER),
+        ("mcpservers/remote.yaml", REMOTE_WITH_HEADERS_FROM),
+        ("workflows/deploy.yaml", WORKFLOW),
+    ]);
+    let output = validate(&dir, &[]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    for line in [
+        "config.yaml: valid",
+        "mcpserver/everything (mcpservers/everything.yaml): invalid",
+        "mcpserver/leaky (mcpservers/leaky.yaml): invalid",
+        // headersFrom and forwardToken are Kubernetes-mode features: no filesystem refusal.
+        "mcpserver/remote (mcpservers/remote.yaml): valid",
+        "workflow/deploy (workflows/deploy.yaml): valid",
+        "3 valid, 2 invalid",
+        "Checked with the Kubernetes-mode rules (config.yaml sets kubernetes: true). Not \
+         checked without the cluster:",
+    ] {
+        assert!(lines.contains(&line), "missing line {line:?} in:\n{text}");
+    }
+    for needle in [
+        "spec.type: stdio servers are not supported in Kubernetes mode",
+        "spec.headers",
+        "spec.url",
+        "kubectl apply --dry-run=server -f FILE",
+        "secretBinding.admissionPolicyBinding",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+
+    let output = validate(&dir, &["-o", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["mode"], "kubernetes");
+    assert_eq!(report["notChecked"].as_array().map(Vec::len), Some(3));
+}

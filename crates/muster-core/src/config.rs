@@ -92,8 +92,9 @@ pub struct MusterConfig {
     /// Namespace for resources, events and executions (default `default`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// `true` asks for Kubernetes mode, which this muster does not provide yet: `muster
-    /// validate` and `muster serve` refuse it.
+    /// Kubernetes mode: definitions, execution records and events are custom resources and
+    /// core/v1 Events of the cluster (`muster serve` fails when it cannot reach the API
+    /// server); `muster validate` checks files with the Kubernetes-mode rules.
     pub kubernetes: bool,
     /// The aggregator.
     pub aggregator: AggregatorConfig,

@@ -187,7 +187,9 @@ pub trait EventLog: EventSink {
 /// An [`EventLog`] that also hands every recorded event to live subscribers (follow mode).
 ///
 /// A subscriber that falls more than `capacity` events behind misses the oldest ones (it is
-/// told so by [`broadcast::error::RecvError::Lagged`]); recording never waits for one.
+/// told so by [`broadcast::error::RecvError::Lagged`]); recording never waits for one. When
+/// the wrapped log has a live feed of its own (one that also sees events others record, such
+/// as a watch on a shared store), subscribers get that one instead.
 #[derive(Debug)]
 pub struct BroadcastEventLog {
     inner: std::sync::Arc<dyn EventLog>,
@@ -217,7 +219,9 @@ impl EventLog for BroadcastEventLog {
     }
 
     fn subscribe(&self) -> Option<broadcast::Receiver<Event>> {
-        Some(self.live.subscribe())
+        self.inner
+            .subscribe()
+            .or_else(|| Some(self.live.subscribe()))
     }
 }
 
@@ -315,5 +319,54 @@ mod tests {
         assert_eq!(got.message, "MCPServer b service stopped successfully");
         assert_eq!(log.query(&EventFilter::default()).await.unwrap().len(), 2);
         assert!(MemoryEventSink::with_capacity(1).subscribe().is_none());
+    }
+
+    /// A log with a feed of its own, as a watch on a shared store is.
+    #[derive(Debug)]
+    struct Shared {
+        memory: MemoryEventSink,
+        feed: broadcast::Sender<Event>,
+    }
+
+    impl EventSink for Shared {
+        fn record(&self, event: Event) {
+            self.memory.record(event);
+        }
+    }
+
+    #[async_trait]
+    impl EventLog for Shared {
+        async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, crate::StoreError> {
+            self.memory.query(filter).await
+        }
+
+        fn subscribe(&self) -> Option<broadcast::Receiver<Event>> {
+            Some(self.feed.subscribe())
+        }
+    }
+
+    #[tokio::test]
+    async fn broadcast_log_prefers_the_feed_of_the_log_it_wraps() {
+        let (feed, _) = broadcast::channel(4);
+        let shared = std::sync::Arc::new(Shared {
+            memory: MemoryEventSink::with_capacity(4),
+            feed: feed.clone(),
+        });
+        let log = BroadcastEventLog::new(shared, 4);
+        let mut live = log.subscribe().unwrap();
+        // Recorded elsewhere (another replica): only the wrapped log's feed knows.
+        let elsewhere = Event::new("Workflow", "w", "ns", "R", EventType::Normal, "m");
+        feed.send(elsewhere.clone()).unwrap();
+        assert_eq!(live.recv().await.unwrap(), elsewhere);
+        // Recorded here: not sent twice (the wrapped feed reports it when the store has it).
+        log.record(Event::new(
+            "Workflow",
+            "w",
+            "ns",
+            "S",
+            EventType::Normal,
+            "m",
+        ));
+        assert!(live.try_recv().is_err());
     }
 }

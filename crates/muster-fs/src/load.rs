@@ -9,7 +9,7 @@ mod error;
 use std::path::{Path, PathBuf};
 
 use muster_core::config::MusterConfig;
-use muster_core::{McpServer, Object, ValidationContext, ValidationErrors, Workflow};
+use muster_core::{McpServer, Mode, Object, ValidationContext, ValidationErrors, Workflow};
 
 pub use error::{LoadDirError, LoadError, Problem};
 
@@ -97,6 +97,12 @@ impl ConfigDir {
     /// `config.yaml` configures (`default` unless set), which is also muster's own namespace
     /// for the rules that depend on it.
     pub fn load(&self) -> Result<LoadedConfig, LoadDirError> {
+        self.load_in(Mode::Filesystem)
+    }
+
+    /// Like [`load`](Self::load), validating the definitions with the rules of `mode`
+    /// (Kubernetes mode refuses stdio servers and credentials in `headers` or `url`).
+    pub fn load_in(&self, mode: Mode) -> Result<LoadedConfig, LoadDirError> {
         let root = self.layout.root();
         match std::fs::metadata(root) {
             Ok(meta) if meta.is_dir() => {}
@@ -123,8 +129,8 @@ impl ConfigDir {
             Err(_) => muster_core::DEFAULT_NAMESPACE.to_owned(),
         };
         let ctx = ValidationContext {
+            mode,
             muster_namespace: namespace,
-            ..ValidationContext::filesystem()
         };
         Ok(LoadedConfig {
             root: root.to_owned(),

@@ -1,7 +1,12 @@
 //! [`KubeEventLog`]: muster's events as core/v1 Events on the involved custom resource,
-//! written in the background and read back for `core_events`.
+//! written in the background, read back for `core_events`, and followed through a watch.
+
+mod live;
 
 use std::fmt;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -11,17 +16,37 @@ use muster_core::API_VERSION;
 use muster_core::event::{Event, EventFilter, EventLog, EventSink, EventType, InvolvedObject};
 use muster_core::store::StoreError;
 use serde_json::json;
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio::task::AbortHandle;
 
 /// Events waiting to be written; more are dropped (and counted in the log) rather than block.
 const QUEUE: usize = 1024;
 /// The `source.component` and `reportingComponent` of muster's events.
 pub const COMPONENT: &str = "muster";
+/// How many followed events a slow follower may fall behind before it misses some.
+const FOLLOW_BUFFER: usize = 1024;
+/// How long a query waits for the events recorded before it to be written.
+const FLUSH_WAIT: Duration = Duration::from_secs(2);
 
-/// Records events as core/v1 Events in one namespace, and lists them back.
+/// Records events as core/v1 Events in one namespace, lists them back, and follows the new
+/// ones of every replica ([`EventLog::subscribe`]).
 pub struct KubeEventLog {
     api: Api<KubeEvent>,
     queue: mpsc::Sender<Event>,
+    /// How many events were queued, and how many the writer has handled: a query first
+    /// waits (briefly) for those recorded before it, so a caller reads its own events.
+    queued: AtomicU64,
+    handled: watch::Receiver<u64>,
+    /// The live feed, started by the first subscriber.
+    live: OnceLock<(broadcast::Sender<Event>, AbortHandle)>,
+}
+
+impl Drop for KubeEventLog {
+    fn drop(&mut self) {
+        if let Some((_, watch)) = self.live.get() {
+            watch.abort();
+        }
+    }
 }
 
 impl fmt::Debug for KubeEventLog {
@@ -36,26 +61,53 @@ impl KubeEventLog {
     pub fn start(client: kube::Client, namespace: &str, instance: impl Into<String>) -> Self {
         let api: Api<KubeEvent> = Api::namespaced(client, namespace);
         let (queue, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(write_all(api.clone(), rx, instance.into()));
-        Self { api, queue }
+        let (handled_tx, handled) = watch::channel(0);
+        tokio::spawn(write_all(api.clone(), rx, instance.into(), handled_tx));
+        Self {
+            api,
+            queue,
+            queued: AtomicU64::new(0),
+            handled,
+            live: OnceLock::new(),
+        }
+    }
+
+    /// Waits until the events queued so far are written (or failed), at most [`FLUSH_WAIT`].
+    async fn flush(&self) {
+        let target = self.queued.load(Ordering::Acquire);
+        let mut handled = self.handled.clone();
+        let written = tokio::time::timeout(FLUSH_WAIT, handled.wait_for(|n| *n >= target)).await;
+        if written.is_err() {
+            tracing::debug!("events recorded before a query are not all written yet");
+        }
     }
 }
 
-async fn write_all(api: Api<KubeEvent>, mut rx: mpsc::Receiver<Event>, instance: String) {
+async fn write_all(
+    api: Api<KubeEvent>,
+    mut rx: mpsc::Receiver<Event>,
+    instance: String,
+    handled: watch::Sender<u64>,
+) {
     let mut seq: u64 = 0;
     while let Some(event) = rx.recv().await {
         seq += 1;
-        let body = to_kube(&event, &instance, seq);
-        let body: KubeEvent = match serde_json::from_value(body) {
-            Ok(b) => b,
-            Err(e) => {
-                tracing::warn!(error = %e, "an event could not be encoded");
-                continue;
-            }
-        };
-        if let Err(e) = api.create(&PostParams::default(), &body).await {
-            tracing::warn!(reason = %event.reason, error = %e, "recording an event failed");
+        write_one(&api, &event, &instance, seq).await;
+        handled.send_replace(seq);
+    }
+}
+
+/// Writes one event; a failure is logged, never retried (events are best effort).
+async fn write_one(api: &Api<KubeEvent>, event: &Event, instance: &str, seq: u64) {
+    let body: KubeEvent = match serde_json::from_value(to_kube(event, instance, seq)) {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(error = %e, "an event could not be encoded");
+            return;
         }
+    };
+    if let Err(e) = api.create(&PostParams::default(), &body).await {
+        tracing::warn!(reason = %event.reason, error = %e, "recording an event failed");
     }
 }
 
@@ -133,7 +185,10 @@ fn from_kube(e: &KubeEvent) -> Option<Event> {
 
 impl EventSink for KubeEventLog {
     fn record(&self, event: Event) {
+        // Counted before it is sent, so the writer never handles more than was counted.
+        self.queued.fetch_add(1, Ordering::AcqRel);
         if self.queue.try_send(event).is_err() {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
             tracing::warn!("the event queue is full; an event was dropped");
         }
     }
@@ -142,6 +197,7 @@ impl EventSink for KubeEventLog {
 #[async_trait]
 impl EventLog for KubeEventLog {
     async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, StoreError> {
+        self.flush().await;
         let list = self
             .api
             .list(&ListParams::default())
@@ -164,6 +220,17 @@ impl EventLog for KubeEventLog {
         events.sort_by_key(|(e, written)| (e.timestamp, *written));
         let events = events.into_iter().map(|(e, _)| e);
         Ok(filter.apply(events))
+    }
+
+    /// The events muster records from now on in the namespace, by any replica: a watch on
+    /// the Events, started by the first subscriber (on the current tokio runtime).
+    fn subscribe(&self) -> Option<broadcast::Receiver<Event>> {
+        let (live, _) = self.live.get_or_init(|| {
+            let (live, _) = broadcast::channel(FOLLOW_BUFFER);
+            let watch = tokio::spawn(live::run(self.api.clone(), live.clone()));
+            (live, watch.abort_handle())
+        });
+        Some(live.subscribe())
     }
 }
 

@@ -16,8 +16,9 @@
 //!   objects.
 //! - [`events`]: [`KubeEventLog`], core/v1 Events written and read back.
 //! - [`controller`]: [`run_controller`], a `Reconcile<K>` driven by `kube_runtime::Controller`.
-//! - [`secrets`]: [`KubeSecrets`], `headersFrom` values read from Secrets with the reference's
-//!   rules (protected Secrets and types, the admission policy in force).
+//! - [`secrets`]: [`KubeSecrets`], `headersFrom` and `clientCredentialsSecretRef` values read
+//!   from Secrets with the reference's rules (protected Secrets and types, the admission policy
+//!   in force).
 //! - [`leader`]: [`LeaderElector`], one leader among replicas through a `coordination.k8s.io`
 //!   Lease.
 //!

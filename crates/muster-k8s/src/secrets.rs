@@ -8,7 +8,8 @@
 //!   [`SecretRules::admission_policy_binding`] is in force: `validationActions` with `Deny`,
 //!   no `matchResources`, and its policy exists with `failurePolicy: Fail`. A passed check
 //!   holds for at most a minute;
-//! - a missing Secret or key is an error the caller retries with backoff.
+//! - a missing Secret or key is an error the caller retries with backoff;
+//! - one trailing newline (`\n` or `\r\n`) of a value is dropped.
 //!
 //! Values are [`SecretString`]s: they never appear in `Debug` output, errors or logs.
 

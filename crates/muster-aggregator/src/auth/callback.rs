@@ -104,10 +104,27 @@ impl BackendAuth {
             .code
             .filter(|c| !c.is_empty())
             .ok_or(CallbackError::MissingCode)?;
+        let global = self.inner.services.backend(&pending.server);
+        let client = match &global {
+            Some(backend) => Self::pinned_client_of(backend)
+                .await
+                .map_err(CallbackError::Exchange)?,
+            None => None,
+        };
+        if client
+            .as_ref()
+            .is_some_and(|c| c.client_id != pending.client_id)
+        {
+            tracing::info!(server = %pending.server, "the server's client changed during a sign-in");
+            return Err(CallbackError::Exchange(
+                "the server's client changed while signing in; start the sign-in again".to_owned(),
+            ));
+        }
         let context = GrantContext {
             issuer: &pending.issuer,
             token_endpoint: &pending.token_endpoint,
             client_id: &pending.client_id,
+            client_secret: client.as_ref().map(|c| &c.client_secret),
         };
         let grant = token::exchange_code(
             &self.inner.http,
@@ -125,7 +142,7 @@ impl BackendAuth {
             .map_err(|e| CallbackError::Store(e.to_string()))?;
         tracing::info!(server = %pending.server, issuer = %pending.issuer, "sign-in completed");
         let session = SessionId::new(pending.session.as_str());
-        let connected = match self.inner.services.backend(&pending.server) {
+        let connected = match global {
             Some(global) => match self.connect_session(&session, &global, &grant).await {
                 Ok(_) => true,
                 Err(e) => {

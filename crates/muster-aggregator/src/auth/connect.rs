@@ -25,6 +25,8 @@ impl BackendAuth {
             grants: Arc::clone(&self.inner.grants),
             session: Self::session_key(session),
             issuer: grant.issuer.clone(),
+            server: server.clone(),
+            services: self.inner.services.clone(),
             http: self.inner.http.clone(),
             margin: self.inner.settings.refresh_margin,
             redactor: std::sync::OnceLock::new(),

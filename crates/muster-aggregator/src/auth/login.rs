@@ -125,7 +125,17 @@ impl BackendAuth {
                 self.inner.settings.sign_ins_per_minute
             ));
         }
-        match self.start_sign_in(session, server, &protection).await {
+        let client_id = match Self::pinned_client_of(&global).await {
+            Ok(Some(client)) => client.client_id,
+            Ok(None) => self.inner.settings.effective_client_id(),
+            Err(e) => {
+                return LoginOutcome::Failed(format!("Cannot authenticate to '{server}': {e}"));
+            }
+        };
+        match self
+            .start_sign_in(session, server, &protection, client_id)
+            .await
+        {
             Ok(auth_url) => LoginOutcome::Challenge {
                 text: format!(
                     "Authentication Required\n\nServer: {server}\nStatus: {status}\n\nSign in \
@@ -138,17 +148,18 @@ impl BackendAuth {
         }
     }
 
-    /// Remembers a new sign-in of `session` to `server` and returns its start link.
+    /// Remembers a new sign-in of `session` to `server` as `client_id` and returns its start
+    /// link.
     async fn start_sign_in(
         &self,
         session: &SessionId,
         server: &str,
         protection: &Protection,
+        client_id: String,
     ) -> Result<String, String> {
         let settings = &self.inner.settings;
         let state = pkce::random_value().map_err(|e| format!("no randomness: {e}"))?;
         let verifier = pkce::random_value().map_err(|e| format!("no randomness: {e}"))?;
-        let client_id = settings.effective_client_id();
         let redirect_uri = settings.redirect_uri();
         let mut url = Url::parse(&protection.server.authorization_endpoint)
             .map_err(|e| format!("invalid authorization endpoint: {e}"))?;

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use muster_core::auth::{Grant, GrantStore, SessionKey};
 use muster_core::secret::{ExposeSecret, Redactor, SecretString};
 
-use super::token;
+use super::{BackendAuth, token};
 use crate::backend::BearerSource;
 
 /// The grant of `session` at `issuer`, read from the store on every request.
@@ -18,6 +18,9 @@ pub(crate) struct SessionToken {
     pub(crate) grants: Arc<dyn GrantStore>,
     pub(crate) session: SessionKey,
     pub(crate) issuer: String,
+    /// The server the token is for: a refresh reads its pinned client (if any) then.
+    pub(crate) server: String,
+    pub(crate) services: crate::services::Services,
     pub(crate) http: reqwest::Client,
     pub(crate) margin: Duration,
     /// The connection's redactor, set once it exists: every token is added, so the
@@ -46,7 +49,22 @@ impl SessionToken {
             return Some(current);
         }
         current.refresh_token.as_ref()?;
-        match token::refresh(&self.http, &current).await {
+        let client = match self.services.backend(&self.server) {
+            Some(backend) => match BackendAuth::pinned_client_of(&backend).await {
+                Ok(client) => client,
+                Err(e) => {
+                    tracing::info!(issuer = %self.issuer, error = %e, "reading the server's client for a refresh failed");
+                    return None;
+                }
+            },
+            None => None,
+        };
+        // A client other than the grant's (changed since the sign-in) cannot refresh it.
+        let secret = client
+            .as_ref()
+            .filter(|c| c.client_id == current.client_id)
+            .map(|c| &c.client_secret);
+        match token::refresh(&self.http, &current, secret).await {
             Ok(fresh) => {
                 if let Some(redactor) = self.redactor.get() {
                     redactor.add(fresh.access_token.expose_secret());

@@ -42,6 +42,9 @@ pub(crate) struct GrantContext<'a> {
     pub(crate) issuer: &'a str,
     pub(crate) token_endpoint: &'a str,
     pub(crate) client_id: &'a str,
+    /// The client's secret, for a client registered out of band (sent in the form,
+    /// `client_secret_post`); `None` for muster's public client.
+    pub(crate) client_secret: Option<&'a SecretString>,
 }
 
 /// Exchanges `code` for a grant.
@@ -52,19 +55,28 @@ pub(crate) async fn exchange_code(
     redirect_uri: &str,
     verifier: &SecretString,
 ) -> Result<Grant, TokenError> {
-    let body = form_urlencoded::Serializer::new(String::new())
-        .append_pair("grant_type", "authorization_code")
-        .append_pair("code", code)
-        .append_pair("redirect_uri", redirect_uri)
-        .append_pair("client_id", context.client_id)
-        .append_pair("code_verifier", verifier.expose_secret())
-        .finish();
+    let body = {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", "authorization_code")
+            .append_pair("code", code)
+            .append_pair("redirect_uri", redirect_uri)
+            .append_pair("client_id", context.client_id)
+            .append_pair("code_verifier", verifier.expose_secret());
+        if let Some(secret) = context.client_secret {
+            form.append_pair("client_secret", secret.expose_secret());
+        }
+        form.finish()
+    };
     request(http, context, body, None).await
 }
 
-/// Refreshes `grant`; a new grant that keeps the old refresh token when the server sent
-/// none.
-pub(crate) async fn refresh(http: &reqwest::Client, grant: &Grant) -> Result<Grant, TokenError> {
+/// Refreshes `grant` (as a confidential client when `client_secret` is given); a new grant
+/// that keeps the old refresh token when the server sent none.
+pub(crate) async fn refresh(
+    http: &reqwest::Client,
+    grant: &Grant,
+    client_secret: Option<&SecretString>,
+) -> Result<Grant, TokenError> {
     let Some(refresh_token) = &grant.refresh_token else {
         return Err(TokenError::Refused("no refresh token".to_owned()));
     };
@@ -72,12 +84,18 @@ pub(crate) async fn refresh(http: &reqwest::Client, grant: &Grant) -> Result<Gra
         issuer: &grant.issuer,
         token_endpoint: &grant.token_endpoint,
         client_id: &grant.client_id,
+        client_secret,
     };
-    let body = form_urlencoded::Serializer::new(String::new())
-        .append_pair("grant_type", "refresh_token")
-        .append_pair("refresh_token", refresh_token.expose_secret())
-        .append_pair("client_id", &grant.client_id)
-        .finish();
+    let body = {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("grant_type", "refresh_token")
+            .append_pair("refresh_token", refresh_token.expose_secret())
+            .append_pair("client_id", &grant.client_id);
+        if let Some(secret) = client_secret {
+            form.append_pair("client_secret", secret.expose_secret());
+        }
+        form.finish()
+    };
     let mut fresh = request(http, &context, body, Some(refresh_token)).await?;
     if fresh.scope.is_none() {
         fresh.scope.clone_from(&grant.scope);
@@ -144,4 +162,71 @@ async fn request(
 /// At most 200 characters of a server-supplied description.
 fn clip(text: &str) -> String {
     text.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use axum::Router;
+    use axum::extract::State;
+    use axum::routing::post;
+
+    use super::*;
+
+    type Forms = Arc<Mutex<Vec<Vec<(String, String)>>>>;
+
+    /// A token endpoint on the loopback interface that records every form it receives.
+    async fn token_endpoint() -> (String, Forms) {
+        async fn handle(State(forms): State<Forms>, body: String) -> axum::Json<serde_json::Value> {
+            let form = form_urlencoded::parse(body.as_bytes())
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            forms.lock().unwrap().push(form);
+            axum::Json(serde_json::json!({
+                "access_token": "at", "refresh_token": "rt", "expires_in": 60,
+            }))
+        }
+        let forms = Forms::default();
+        let app = Router::new()
+            .route("/token", post(handle))
+            .with_state(forms.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/token", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (url, forms)
+    }
+
+    fn field<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        form.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[tokio::test]
+    async fn a_registered_client_sends_its_secret_at_code_exchange_and_refresh() {
+        let (url, forms) = token_endpoint().await;
+        let http = reqwest::Client::new();
+        let secret = SecretString::from("client-s3cret".to_owned());
+        let context = GrantContext {
+            issuer: "https://github.com/login/oauth",
+            token_endpoint: &url,
+            client_id: "Iv1.app",
+            client_secret: Some(&secret),
+        };
+        let verifier = SecretString::from("v".repeat(43));
+        let grant = exchange_code(&http, &context, "code-1", "http://cb", &verifier)
+            .await
+            .unwrap();
+        assert_eq!(grant.client_id, "Iv1.app");
+        refresh(&http, &grant, Some(&secret)).await.unwrap();
+        refresh(&http, &grant, None).await.unwrap();
+        let forms = forms.lock().unwrap();
+        assert_eq!(field(&forms[0], "grant_type"), Some("authorization_code"));
+        assert_eq!(field(&forms[0], "client_id"), Some("Iv1.app"));
+        assert_eq!(field(&forms[0], "client_secret"), Some("client-s3cret"));
+        assert_eq!(field(&forms[1], "grant_type"), Some("refresh_token"));
+        assert_eq!(field(&forms[1], "client_secret"), Some("client-s3cret"));
+        assert_eq!(field(&forms[2], "client_secret"), None, "public client");
+    }
 }

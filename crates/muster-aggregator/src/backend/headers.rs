@@ -16,7 +16,8 @@ use super::secrets::SecretError;
 pub const NO_SECRET_READER: &str =
     "headersFrom needs a Secret reader, which filesystem mode does not have";
 
-/// Drops one trailing newline (`\n` or `\r\n`), as muster does with Secret values.
+/// Drops one trailing newline (`\n` or `\r\n`), as muster does with Secret values (for
+/// resolvers such as [`MemorySecrets`](super::MemorySecrets)).
 pub(crate) fn trim_one_newline(value: &str) -> &str {
     value
         .strip_suffix("\r\n")
@@ -75,7 +76,8 @@ async fn resolve_headers_inner(
                 };
                 Failure::new(kind, format!("header {}: {e}", entry.name))
             })?;
-        let value = trim_one_newline(value.expose_secret());
+        // The resolver has dropped the trailing newline already: exactly one goes.
+        let value = value.expose_secret();
         redactor.add_header_value(value);
         let mut value = HeaderValue::from_str(value).map_err(|_| {
             Failure::new(
@@ -162,6 +164,22 @@ mod tests {
         assert_eq!(auth, "Bearer s3cret");
         assert!(auth.is_sensitive());
         assert_eq!(headers[&HeaderName::from_static("x-tenant")], "acme");
+    }
+
+    #[tokio::test]
+    async fn exactly_one_trailing_newline_goes() {
+        let secrets = MemorySecrets::new().with("team", "token", "value", "Bearer s3cret\n\n");
+        let options = BackendOptions::default()
+            .with_namespace("team")
+            .with_secrets(Arc::new(secrets));
+        let e = resolve_headers(&remote_with_secret_header(), &options, &Redactor::new())
+            .await
+            .unwrap_err();
+        assert!(
+            e.message.contains("is not a valid header value"),
+            "{}",
+            e.message
+        );
     }
 
     #[tokio::test]

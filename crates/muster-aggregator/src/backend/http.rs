@@ -11,6 +11,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio_util::sync::CancellationToken;
 
+use super::client_credentials::check_client_credentials;
 use super::connect::{init_failure, serve};
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
@@ -53,6 +54,7 @@ async fn open_inner(
     ct: CancellationToken,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
     let headers = resolve_headers(remote, options, redactor).await?;
+    check_client_credentials(remote, options, redactor).await?;
     let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
         .custom_headers(headers)
         .max_sse_event_size(options.max_result_bytes)

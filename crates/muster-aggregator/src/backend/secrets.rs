@@ -54,7 +54,8 @@ pub enum SecretError {
 /// Reads one key of a Secret, each time a backend connects.
 #[async_trait]
 pub trait SecretResolver: Send + Sync + fmt::Debug {
-    /// The value of `key` in Secret `namespace/name`.
+    /// The value of `key` in Secret `namespace/name`, with one trailing newline (`\n` or
+    /// `\r\n`) dropped, as the CRD reference requires; callers use it as it comes.
     async fn resolve(
         &self,
         namespace: &str,
@@ -63,7 +64,8 @@ pub trait SecretResolver: Send + Sync + fmt::Debug {
     ) -> Result<SecretString, SecretError>;
 }
 
-/// A fixed set of Secrets held in memory; for embedders and tests.
+/// A fixed set of Secrets held in memory, values as a Secret holds them (one trailing newline
+/// is dropped when read); for embedders and tests.
 #[derive(Default)]
 pub struct MemorySecrets {
     values: BTreeMap<(String, String, String), SecretString>,
@@ -110,7 +112,8 @@ impl SecretResolver for MemorySecrets {
     ) -> Result<SecretString, SecretError> {
         let lookup = (namespace.to_owned(), name.to_owned(), key.to_owned());
         if let Some(value) = self.values.get(&lookup) {
-            return Ok(SecretString::from(value.expose_secret().to_owned()));
+            let value = super::headers::trim_one_newline(value.expose_secret());
+            return Ok(SecretString::from(value.to_owned()));
         }
         let secret_exists = self
             .values

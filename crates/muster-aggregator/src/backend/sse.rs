@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::client_credentials::check_client_credentials;
 use super::connect::{init_failure, serve};
 use super::failure::facts_from_text;
 use super::failure::{Failure, FailureFacts, FailureKind, chain_messages, classify};
@@ -203,6 +204,7 @@ async fn open_inner(
     ct: CancellationToken,
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
     let headers = resolve_headers(remote, options, redactor).await?;
+    check_client_credentials(remote, options, redactor).await?;
     let transport = connect(http_client(timeout, options)?, &remote.url, headers).await?;
     serve(handler, transport, options, ct)
         .await

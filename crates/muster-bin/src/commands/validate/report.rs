@@ -17,6 +17,11 @@ pub(super) struct Report {
     valid_count: usize,
     /// How many files are not.
     invalid_count: usize,
+    /// The rules the definitions were checked with: `filesystem` or `kubernetes`.
+    mode: &'static str,
+    /// What needs the cluster and was therefore not checked (Kubernetes mode only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_checked: Vec<&'static str>,
     /// `config.yaml` first, then MCPServers, then Workflows, each sorted by name.
     entries: Vec<Entry>,
 }
@@ -61,11 +66,21 @@ struct ProblemEntry {
     text: String,
 }
 
+/// What `muster validate` cannot check in Kubernetes mode, because only the cluster knows.
+const NOT_CHECKED_WITHOUT_A_CLUSTER: [&str; 3] = [
+    "that the CRDs are installed and the API server admits each file (run `kubectl apply \
+     --dry-run=server -f FILE`)",
+    "that the Secrets named by headersFrom and clientCredentialsSecretRef exist, have their \
+     keys and are of a type muster reads",
+    "that the admission policy binding of secretBinding.admissionPolicyBinding is in force",
+];
+
 // === impl Report ===
 
 impl Report {
-    /// The report of a loaded config directory.
-    pub(super) fn from_loaded(loaded: &LoadedConfig) -> Self {
+    /// The report of a loaded config directory, checked for Kubernetes mode when
+    /// `kubernetes`.
+    pub(super) fn from_loaded(loaded: &LoadedConfig, kubernetes: bool) -> Self {
         let config = &loaded.config;
         let mut entries = vec![Entry::new(
             EntryKind::Config,
@@ -76,8 +91,10 @@ impl Report {
         )];
         entries.extend(loaded.mcp_servers.iter().map(|l| {
             let mut entry = Entry::from_loaded(EntryKind::McpServer, l);
-            // What `muster serve` refuses to start, reported here as well.
-            if let Ok(obj) = &l.result {
+            // What `muster serve` refuses to start in filesystem mode, reported here as well.
+            if let Ok(obj) = &l.result
+                && !kubernetes
+            {
                 entry.add_violations(&obj.spec.unsupported_in_filesystem_mode());
             }
             entry
@@ -98,6 +115,16 @@ impl Report {
             valid: invalid_count == 0,
             valid_count,
             invalid_count,
+            mode: if kubernetes {
+                "kubernetes"
+            } else {
+                "filesystem"
+            },
+            not_checked: if kubernetes {
+                NOT_CHECKED_WITHOUT_A_CLUSTER.to_vec()
+            } else {
+                Vec::new()
+            },
             entries,
         }
     }
@@ -116,6 +143,16 @@ impl Report {
             "{} valid, {} invalid",
             self.valid_count, self.invalid_count
         );
+        if !self.not_checked.is_empty() {
+            let _ = writeln!(
+                out,
+                "Checked with the Kubernetes-mode rules (config.yaml sets kubernetes: true). \
+                 Not checked without the cluster:"
+            );
+            for item in &self.not_checked {
+                let _ = writeln!(out, "  - {item}");
+            }
+        }
         out
     }
 }
