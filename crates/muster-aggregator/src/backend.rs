@@ -36,7 +36,6 @@ pub(crate) mod client_credentials;
 mod connect;
 mod error;
 mod failure;
-mod go_duration;
 mod handler;
 mod headers;
 pub(crate) mod health;
@@ -78,7 +77,6 @@ pub use backoff::{Backoff, DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF};
 pub use bearer::BearerSource;
 pub use connect::Connector;
 pub use error::BackendError;
-pub use go_duration::{DurationError, parse_go_duration};
 pub use handler::CLIENT_NAME;
 pub use headers::NO_SECRET_READER;
 pub use options::{

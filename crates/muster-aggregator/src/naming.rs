@@ -19,7 +19,6 @@
 
 mod collision;
 mod family;
-mod quote;
 mod schema;
 
 use muster_core::resource::mcp_server::Family;
@@ -28,7 +27,6 @@ pub use collision::{PrefixCollision, prefix_collisions};
 pub use family::{
     BackendTools, FamilyDescriptions, FamilyMember, PlannedRoute, PlannedTool, plan_tools,
 };
-pub(crate) use quote::go_quote;
 pub use schema::{INSTANCE_ARG_DESCRIPTION_PREFIX, SERVERS_TRAILER_PREFIX};
 
 /// The default global prefix of downstream tools (`aggregator.musterPrefix`).

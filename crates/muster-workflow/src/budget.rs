@@ -21,44 +21,13 @@
 // (pausable) clock has no say in it.
 #![allow(clippy::disallowed_types)]
 
-use std::cell::Cell;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-/// The text of the error an evaluation past its deadline fails with.
-pub const BUDGET_EXCEEDED: &str = "evaluation time budget exceeded";
-
-thread_local! {
-    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
-}
-
-/// Runs `f` with `deadline` as this thread's evaluation deadline (restoring the previous one
-/// afterwards).
-pub fn with_deadline<T>(deadline: Option<Instant>, f: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Instant>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            DEADLINE.with(|d| d.set(self.0));
-        }
-    }
-    let _restore = Restore(DEADLINE.with(|d| d.replace(deadline)));
-    f()
-}
-
-/// The deadline of an evaluation starting now with `budget`.
-pub fn deadline_in(budget: Duration) -> Instant {
-    Instant::now() + budget
-}
-
-/// Whether this thread's evaluation deadline has passed.
-pub fn expired() -> bool {
-    DEADLINE
-        .with(Cell::get)
-        .is_some_and(|d| Instant::now() >= d)
-}
+pub use muster_gotmpl::deadline::{BUDGET_EXCEEDED, deadline_in, expired, with_deadline};
 
 /// Why an evaluation on the pool produced no result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,7 +1,8 @@
 //! # muster-workflow
 //!
 //! The workflow engine of muster, usable on its own: `cargo add muster-workflow` brings in
-//! neither Kubernetes nor HTTP dependencies. Its only muster dependency is `muster-core`.
+//! neither Kubernetes nor HTTP dependencies. Its muster dependencies are `muster-core` (the
+//! contracts) and `muster-gotmpl` (Go templates, re-exported as [`template`]).
 //!
 //! The engine is a tower `Service<RunWorkflow>` whose two collaborators are a
 //! [`ToolService`](muster_core::ToolService) for effects and an
@@ -21,9 +22,12 @@ pub mod path;
 pub mod plan;
 pub mod query;
 pub mod reconcile;
-pub mod template;
 pub mod tools;
 mod value_tree;
+
+/// Go-template rendering with the sprig function set and typed output: the
+/// [`muster_gotmpl`] crate, which the engine renders every template with.
+pub use muster_gotmpl as template;
 
 pub use budget::Evaluator;
 pub use exec::{Engine, EngineBuilder, RunWorkflow, WorkflowError, WorkflowResponse};

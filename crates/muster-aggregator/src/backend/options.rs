@@ -8,8 +8,8 @@ use muster_core::secret::RedactorSet;
 
 use super::backoff::Backoff;
 use super::connect::Connector;
-use super::go_duration::{DurationError, parse_go_duration};
 use super::secrets::SecretResolver;
+use muster_gotmpl::duration::{DurationError, parse_std};
 
 /// Environment variable with the first reconnect wait (Go duration, default `30s`).
 pub const ENV_INITIAL_BACKOFF: &str = "MUSTER_MCPSERVER_INITIAL_BACKOFF";
@@ -34,16 +34,38 @@ pub enum ProtocolMode {
     Initialize,
 }
 
-/// A variable of the environment that does not parse.
+/// A variable of the environment whose value is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{variable}: {source}")]
 #[non_exhaustive]
-pub struct OptionsError {
-    /// The variable.
-    pub variable: &'static str,
-    /// Why its value is refused.
-    #[source]
-    pub source: DurationError,
+pub enum OptionsError {
+    /// The value is not a non-negative Go duration (`300ms`, `1.5s`, `2m`, `1h30m`).
+    #[error("{variable}: {source}")]
+    Duration {
+        /// The variable.
+        variable: &'static str,
+        /// Why its value does not parse.
+        #[source]
+        source: DurationError,
+    },
+    /// An interval of zero, where the variable needs a positive one.
+    #[error("{variable}: the interval must be longer than zero, got {value:?}")]
+    Zero {
+        /// The variable.
+        variable: &'static str,
+        /// The value given.
+        value: String,
+    },
+}
+
+impl OptionsError {
+    /// The variable whose value is refused.
+    pub fn variable(&self) -> &'static str {
+        match self {
+            OptionsError::Duration { variable, .. } | OptionsError::Zero { variable, .. } => {
+                variable
+            }
+        }
+    }
 }
 
 /// Settings of backends; one value is usually shared by all of them. Cheap to clone.
@@ -151,9 +173,9 @@ impl BackendOptions {
         let read = |variable: &'static str| -> Result<Option<Duration>, OptionsError> {
             match var(variable).filter(|v| !v.trim().is_empty()) {
                 None => Ok(None),
-                Some(v) => parse_go_duration(&v)
+                Some(v) => parse_std(v.trim())
                     .map(Some)
-                    .map_err(|source| OptionsError { variable, source }),
+                    .map_err(|source| OptionsError::Duration { variable, source }),
             }
         };
         if let Some(initial) = read(ENV_INITIAL_BACKOFF)? {
@@ -164,12 +186,9 @@ impl BackendOptions {
         }
         if let Some(interval) = read(ENV_RETRY_INTERVAL)? {
             if interval.is_zero() {
-                return Err(OptionsError {
+                return Err(OptionsError::Zero {
                     variable: ENV_RETRY_INTERVAL,
-                    source: DurationError {
-                        input: "0".to_owned(),
-                        reason: "the interval must be longer than zero",
-                    },
+                    value: var(ENV_RETRY_INTERVAL).unwrap_or_default(),
                 });
             }
             options.health_interval = Some(interval);
@@ -297,7 +316,7 @@ mod tests {
         assert_eq!(o.health_interval, Some(Duration::from_secs(1)));
         let e = BackendOptions::from_vars(|v| (v == ENV_RETRY_INTERVAL).then(|| "0".to_owned()))
             .unwrap_err();
-        assert_eq!(e.variable, ENV_RETRY_INTERVAL);
+        assert_eq!(e.variable(), ENV_RETRY_INTERVAL);
         assert!(e.to_string().contains("longer than zero"), "{e}");
     }
 
@@ -305,10 +324,10 @@ mod tests {
     fn a_bad_value_names_the_variable() {
         let e = BackendOptions::from_vars(|v| (v == ENV_MAX_BACKOFF).then(|| "2x".to_owned()))
             .unwrap_err();
-        assert_eq!(e.variable, ENV_MAX_BACKOFF);
+        assert_eq!(e.variable(), ENV_MAX_BACKOFF);
         assert_eq!(
             e.to_string(),
-            "MUSTER_MCPSERVER_MAX_BACKOFF: invalid duration \"2x\": unknown unit"
+            "MUSTER_MCPSERVER_MAX_BACKOFF: time: unknown unit \"x\" in duration \"2x\""
         );
     }
 }

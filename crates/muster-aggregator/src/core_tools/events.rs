@@ -37,7 +37,7 @@ pub(crate) fn parse_time(s: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
 
 /// Parses a Go duration such as `1h30m`, `45s`, `500ms`.
 pub(crate) fn parse_go_duration(s: &str) -> Option<TimeDelta> {
-    crate::backend::parse_go_duration(s)
+    muster_gotmpl::duration::parse_std(s.trim())
         .ok()
         .and_then(|d| TimeDelta::from_std(d).ok())
 }

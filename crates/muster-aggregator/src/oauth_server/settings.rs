@@ -8,7 +8,6 @@ use muster_core::config::{AuthRateLimitConfig, OAuthServerConfig, TrustedIssuerC
 use muster_core::secret::{ExposeSecret as _, SecretString};
 
 use super::error::OAuthSetupError;
-use crate::backend::parse_go_duration;
 
 /// How long muster's access tokens live.
 pub(crate) const ACCESS_TOKEN_LIFETIME: Duration = Duration::from_secs(30 * 60);
@@ -82,7 +81,7 @@ impl Settings {
             "" => base_url.clone(),
             r => r.trim_end_matches('/').to_owned(),
         };
-        let session_duration = parse_go_duration(&config.session_duration)
+        let session_duration = muster_gotmpl::duration::parse_std(config.session_duration.trim())
             .ok()
             .filter(|d| !d.is_zero())
             .ok_or_else(|| OAuthSetupError::Setting {

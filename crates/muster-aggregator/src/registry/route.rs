@@ -11,7 +11,8 @@ use tower::ServiceExt;
 use tracing::Instrument as _;
 
 use super::catalog::{AggregatedCatalog, FamilyTarget, Route, Target};
-use crate::naming::go_quote;
+use muster_gotmpl::strconv::quote as go_quote;
+
 use crate::observe;
 
 /// Calls the tool `call.name` names in `catalog`.

@@ -12,7 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::uri::{Authority, Scheme, Uri};
 
-use crate::naming::go_quote;
+use muster_gotmpl::strconv::quote as go_quote;
 
 /// The loopback names every guard accepts.
 pub const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];

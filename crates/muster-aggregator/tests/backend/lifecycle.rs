@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use muster_aggregator::backend::{
     Backend, BackendOptions, Backoff, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF, ServiceState,
-    parse_go_duration,
 };
 use muster_core::tool::ToolProvider;
 
@@ -27,10 +26,10 @@ fn backoff_comes_from_the_environment_as_go_durations() {
     .unwrap();
     assert_eq!(options.backoff.initial, Duration::from_secs(1));
     assert_eq!(options.backoff.max, Duration::from_secs(120));
-    assert_eq!(
-        parse_go_duration("500ms").unwrap(),
-        Duration::from_millis(500)
-    );
+    let options =
+        BackendOptions::from_vars(|v| (v == ENV_INITIAL_BACKOFF).then(|| " 500ms ".to_owned()))
+            .unwrap();
+    assert_eq!(options.backoff.initial, Duration::from_millis(500));
 }
 
 #[tokio::test(start_paused = true)]

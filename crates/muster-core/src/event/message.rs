@@ -110,7 +110,7 @@ pub fn render(reason: &str, name: &str, namespace: &str, d: &Details) -> String 
             let steps = d.steps.map(|n| format!(" ({n} steps)")).unwrap_or_default();
             let took = d
                 .duration
-                .map(|t| format!(" in {}", go_duration(t)))
+                .map(|t| format!(" in {}", muster_gotmpl::duration::format_std(t)))
                 .unwrap_or_default();
             workflow(&format!("execution completed successfully{steps}{took}"))
         }
@@ -178,49 +178,6 @@ fn execution(d: &Details) -> String {
         .filter(|id| !id.is_empty())
         .map(|id| format!(" (execution: {id})"))
         .unwrap_or_default()
-}
-
-/// A duration as Go's `time.Duration.String` prints it: `1.5ms`, `2.25s`, `1m30s`, `0s`.
-pub fn go_duration(d: Duration) -> String {
-    go_duration_nanos(i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
-}
-
-/// [`go_duration`] of a signed number of nanoseconds.
-pub fn go_duration_nanos(d: i64) -> String {
-    if d == 0 {
-        return "0s".to_owned();
-    }
-    let u = d.unsigned_abs();
-    let text = if u < 1_000_000_000 {
-        let (unit, precision) = if u < 1_000 {
-            ("ns", 0)
-        } else if u < 1_000_000 {
-            ("µs", 3)
-        } else {
-            ("ms", 6)
-        };
-        format!("{}{unit}", fraction(u, precision))
-    } else {
-        let seconds = format!("{}s", fraction(u % 60_000_000_000, 9));
-        let minutes = u / 60_000_000_000;
-        match (minutes / 60, minutes % 60) {
-            (0, 0) => seconds,
-            (0, m) => format!("{m}m{seconds}"),
-            (h, m) => format!("{h}h{m}m{seconds}"),
-        }
-    };
-    if d < 0 { format!("-{text}") } else { text }
-}
-
-/// `v / 10^precision` with the fraction's trailing zeros removed.
-fn fraction(v: u64, precision: u32) -> String {
-    let p = 10u64.pow(precision);
-    let (int, frac) = (v / p, v % p);
-    if precision == 0 || frac == 0 {
-        return int.to_string();
-    }
-    let digits = format!("{frac:0width$}", width = precision as usize);
-    format!("{int}.{}", digits.trim_end_matches('0'))
 }
 
 #[cfg(test)]
@@ -393,22 +350,5 @@ mod tests {
             "Workflow w is unavailable (missing tools: a, b)"
         );
         assert_eq!(r("MCPServerFailed"), "MCPServer w operation failed: boom");
-    }
-
-    #[test]
-    fn durations_print_as_go_does() {
-        for (nanos, text) in [
-            (0, "0s"),
-            (999, "999ns"),
-            (1_500, "1.5µs"),
-            (2_000_000, "2ms"),
-            (1_234_567, "1.234567ms"),
-            (2_250_000_000, "2.25s"),
-            (90_000_000_000, "1m30s"),
-            (3_723_000_000_000, "1h2m3s"),
-            (-2_000_000, "-2ms"),
-        ] {
-            assert_eq!(go_duration_nanos(nanos), text);
-        }
     }
 }

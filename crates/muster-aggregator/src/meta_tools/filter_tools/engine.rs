@@ -11,8 +11,8 @@ use super::bm25::{self, Doc};
 use super::glob::{self, Pattern};
 use crate::meta_tools::index::{Index, ToolText};
 use crate::meta_tools::reply;
-use crate::naming::go_quote;
 use crate::registry::ExposedTool;
+use muster_gotmpl::strconv::quote as go_quote;
 
 /// The page size `filter_tools` uses when the caller gives none.
 pub(in crate::meta_tools) const DEFAULT_LIMIT: i64 = 5;

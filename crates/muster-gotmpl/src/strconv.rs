@@ -316,8 +316,13 @@ pub(crate) fn quote_with(s: &str, quote: char, ascii_only: bool) -> String {
     out
 }
 
-/// Go's `strconv.Quote`.
-pub(crate) fn quote(s: &str) -> String {
+/// Go's `strconv.Quote`: `s` in double quotes, with Go's escapes for quotes, backslashes and
+/// every character that is not printable (`\n`, `\t`, `\x01`, `\u0085`, …).
+///
+/// ```
+/// assert_eq!(muster_gotmpl::strconv::quote("a\"b\n"), r#""a\"b\n""#);
+/// ```
+pub fn quote(s: &str) -> String {
     quote_with(s, '"', false)
 }
 
@@ -365,4 +370,28 @@ fn append_escaped_rune(out: &mut String, c: char, quote: char, ascii_only: bool)
 pub(crate) fn can_backquote(s: &str) -> bool {
     s.chars()
         .all(|c| c != '`' && c != '\u{FEFF}' && (c == '\t' || !(c < ' ' || c == '\u{7F}')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn quotes_like_go() {
+        let table = [
+            ("k8s-a", "\"k8s-a\""),
+            ("", "\"\""),
+            ("a\"b", "\"a\\\"b\""),
+            ("a\\b", "\"a\\\\b\""),
+            ("a\nb\t", "\"a\\nb\\t\""),
+            ("\u{7}\u{7f}", "\"\\a\\x7f\""),
+            ("\u{1}", "\"\\x01\""),
+            ("\u{85}", "\"\\u0085\""),
+            ("\u{200b}", "\"\\u200b\""),
+            ("héllo", "\"héllo\""),
+        ];
+        for (input, expected) in table {
+            assert_eq!(quote(input), expected, "{input:?}");
+        }
+    }
 }

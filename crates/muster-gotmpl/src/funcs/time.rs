@@ -3,9 +3,10 @@
 use std::collections::HashMap;
 
 use super::{FResult, Func, Param, fixed};
-use crate::template::gotime::{GoTime, Loc, duration_string, parse_duration, parse_in_local};
-use crate::template::strconv::parse_int_base;
-use crate::template::value::Value;
+use crate::duration::{format as duration_string, parse as parse_duration};
+use crate::gotime::{GoTime, Loc, parse_in_local};
+use crate::strconv::parse_int_base;
+use crate::value::Value;
 
 use Param::{Any, Str, Time};
 
@@ -71,8 +72,8 @@ pub(super) fn register(m: &mut HashMap<&'static str, Func>) {
                     return Ok(a[1].clone());
                 };
                 Ok(Value::Time(match parse_duration(s(&a[0])) {
-                    Some(d) => t.add_nanos(d),
-                    None => t.clone(),
+                    Ok(d) => t.add_nanos(d),
+                    Err(_) => t.clone(),
                 }))
             }),
         );
@@ -84,10 +85,9 @@ pub(super) fn register(m: &mut HashMap<&'static str, Func>) {
                 let Value::Time(t) = &a[1] else {
                     return Ok(a[1].clone());
                 };
-                match parse_duration(s(&a[0])) {
-                    Some(d) => Ok(Value::Time(t.add_nanos(d))),
-                    None => Err("time: invalid duration".to_owned()),
-                }
+                parse_duration(s(&a[0]))
+                    .map(|d| Value::Time(t.add_nanos(d)))
+                    .map_err(|e| e.to_string())
             }),
         );
     }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value as Json;
 
 use super::{FResult, Func, Param, fixed};
-use crate::template::gofmt::format_float;
-use crate::template::value::Value;
+use crate::gofmt::format_float;
+use crate::value::Value;
 
 use Param::{Any, Str};
 

@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::cast::to_string;
 use super::{FResult, Func, Param, arg, arg_int, arg_str, fixed, variadic};
-use crate::template::value::{Dict, Elem, List, Value};
+use crate::value::{Dict, Elem, List, Value};
 
 use Param::{Any, Int, MapAny, Str};
 

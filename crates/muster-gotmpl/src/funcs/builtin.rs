@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use super::{FResult, Func, Param, arg, arg_str, fixed, variadic};
-use crate::template::gofmt::{sprint, sprintf, sprintln};
-use crate::template::value::Value;
+use crate::gofmt::{sprint, sprintf, sprintln};
+use crate::value::Value;
 
 use Param::{Any, Str};
 
@@ -137,7 +137,7 @@ fn js_escape(s: &str) -> String {
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u00{:02X}", c as u32)),
             c if c.is_ascii() => out.push(c),
             c => {
-                if crate::template::unicode::is_print(c) {
+                if crate::unicode::is_print(c) {
                     out.push(c);
                 } else {
                     out.push_str(&format!("\\u{:04X}", c as u32));

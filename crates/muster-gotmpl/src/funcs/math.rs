@@ -4,9 +4,9 @@ use std::collections::HashMap;
 
 use super::cast::{to_float64, to_int64};
 use super::{FResult, Func, Param, fixed, variadic};
-use crate::template::gofmt::sprint_one;
-use crate::template::strconv::{atoi, parse_int_base};
-use crate::template::value::{Elem, Value};
+use crate::gofmt::sprint_one;
+use crate::strconv::{atoi, parse_int_base};
+use crate::value::{Elem, Value};
 
 use Param::{Any, Float, Int, Str};
 

@@ -1,9 +1,9 @@
 //! The conversions sprig relies on: `spf13/cast` (`ToInt64`, `ToInt`, `ToFloat64`) and sprig's
 //! own `strval`.
 
-use crate::template::gofmt::sprint_one;
-use crate::template::strconv::{parse_float, parse_int0};
-use crate::template::value::Value;
+use crate::gofmt::sprint_one;
+use crate::strconv::{parse_float, parse_int0};
+use crate::value::Value;
 
 /// Go's conversion of a `float64` to `int64` on amd64 (out of range gives the minimum).
 pub(crate) fn f64_to_i64(f: f64) -> i64 {

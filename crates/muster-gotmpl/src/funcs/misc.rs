@@ -9,7 +9,7 @@ use regex::Regex;
 
 use super::collections::empty;
 use super::{FResult, Func, Param, fixed, variadic};
-use crate::template::value::Value;
+use crate::value::Value;
 
 use Param::{Any, Bool, Int, Str};
 
@@ -437,8 +437,8 @@ fn find_all(r: &Regex, s: &str, n: i64) -> Vec<(usize, usize)> {
 /// Go's `Regexp.Split`.
 fn regex_split<'a>(r: &Regex, expr: &str, s: &str, n: i64) -> Value<'a> {
     if n == 0 {
-        return Value::List(std::rc::Rc::new(crate::template::value::List {
-            elem: crate::template::value::Elem::Str,
+        return Value::List(std::rc::Rc::new(crate::value::List {
+            elem: crate::value::Elem::Str,
             items: Vec::new(),
             nil: true,
         }));

@@ -236,10 +236,10 @@ impl<'t: 'a, 'a> Exec<'t, 'a> {
         }
     }
 
-    /// Fails once the thread's evaluation deadline has passed (see [`crate::budget`]).
+    /// Fails once the thread's evaluation deadline has passed (see [`crate::deadline`]).
     fn check_budget(&self) -> R<()> {
-        if crate::budget::expired() {
-            return Err(self.err(crate::budget::BUDGET_EXCEEDED));
+        if crate::deadline::expired() {
+            return Err(self.err(crate::deadline::BUDGET_EXCEEDED));
         }
         Ok(())
     }

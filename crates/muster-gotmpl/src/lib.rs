@@ -1,4 +1,17 @@
-//! Go-template rendering with the sprig function set and typed output.
+//! # muster-gotmpl
+//!
+//! Go's `text/template` with the sprig function set, and the parts of Go's runtime that its
+//! semantics rest on (`fmt` printing, `strconv` quoting and number literals, `time` layouts and
+//! durations), ported to Rust and checked case by case against Go.
+//!
+//! It is the bottom of muster's crate graph: it depends on no muster crate, no async runtime
+//! and no MCP crate, and every muster crate may use it. The workflow engine renders step arguments, conditions and outputs with it, the
+//! aggregator parses Go durations and quotes names the way Go does with it, and muster-core
+//! prints Go durations in event messages with it.
+//!
+//! Why a port of its own rather than the `gtmpl` crate: see the decision record
+//! `docs/decisions/0002-go-template-port-over-gtmpl.md` in the repository (gtmpl with its sprig
+//! functions matches Go on a fraction of the oracle corpus this crate passes in full).
 //!
 //! Templates follow Go's `text/template` semantics exactly (parsing, whitespace trimming,
 //! pipelines, variables, `if`/`with`/`range`/`define`/`template`/`block`, `break`/`continue`,
@@ -15,7 +28,10 @@
 //!   (`len` gives a number, `eq` a boolean, `printf` a string), and anything else is text.
 //!
 //! [`render_tree`] and [`TemplateTree`] apply [`Template::render_value`] to every string leaf
-//! of a JSON document (step arguments, workflow output templates).
+//! of a JSON document (step arguments, workflow output templates). [`Roots`] lends named
+//! roots of the data without copying them. A renderer can bound the time a template may take
+//! with the thread's [`deadline`]. Beside templates, [`duration`] parses and prints Go
+//! durations and [`strconv::quote`] quotes like Go's `%q`.
 //!
 //! The engine is tested case by case against Go 1.19 `text/template` with sprig 3.2 (see
 //! `tests/oracle`). Where it knowingly differs from Go:
@@ -37,7 +53,7 @@
 //!   (Go 1.22).
 //!
 //! ```
-//! use muster_workflow::template::Template;
+//! use muster_gotmpl::Template;
 //! use serde_json::json;
 //!
 //! let data = json!({"input": {"name": "web", "tags": ["a", "b"]}});
@@ -49,6 +65,8 @@
 //! ```
 
 mod ast;
+pub mod deadline;
+pub mod duration;
 mod exec;
 mod funcs;
 mod gofmt;
@@ -56,7 +74,7 @@ mod gotime;
 mod lex;
 mod parse;
 mod roots;
-mod strconv;
+pub mod strconv;
 mod typed;
 mod unicode;
 mod value;

@@ -132,7 +132,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::template::Template;
+    use crate::Template;
 
     #[test]
     fn merged_roots_read_like_one_object() {

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{Func, Param, fixed};
-use crate::template::value::Value;
+use crate::value::Value;
 
 use Param::Str;
 

@@ -1,5 +1,5 @@
 //! Go's `time.Time` for templates: layout-based formatting and parsing (reference time
-//! `Mon Jan 2 15:04:05 MST 2006`), `String()`, and `time.Duration`.
+//! `Mon Jan 2 15:04:05 MST 2006`) and `String()`.
 
 use std::rc::Rc;
 
@@ -1012,62 +1012,4 @@ fn local_offset_for_naive(naive: &NaiveDateTime) -> i32 {
         .offset_from_local_datetime(naive)
         .earliest()
         .map_or(0, |o| o.fix().local_minus_utc())
-}
-
-/// Go's `time.Duration.String`.
-pub(crate) fn duration_string(d: i64) -> String {
-    muster_core::event::message::go_duration_nanos(d)
-}
-
-/// Go's `time.ParseDuration`, in nanoseconds.
-pub(crate) fn parse_duration(s: &str) -> Option<i64> {
-    let mut s = s;
-    let mut neg = false;
-    if let Some(r) = s.strip_prefix('-') {
-        neg = true;
-        s = r;
-    } else if let Some(r) = s.strip_prefix('+') {
-        s = r;
-    }
-    if s == "0" {
-        return Some(0);
-    }
-    if s.is_empty() {
-        return None;
-    }
-    let mut total: f64 = 0.0;
-    while !s.is_empty() {
-        let b = s.as_bytes();
-        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
-            return None;
-        }
-        let mut i = 0;
-        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
-            i += 1;
-        }
-        let num: f64 = s[..i].parse().ok()?;
-        s = &s[i..];
-        let mut j = 0;
-        let sb = s.as_bytes();
-        while j < sb.len() && !(sb[j] == b'.' || sb[j].is_ascii_digit()) {
-            j += 1;
-        }
-        let unit = &s[..j];
-        s = &s[j..];
-        let mult: f64 = match unit {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return None,
-        };
-        total += num * mult;
-    }
-    if total > 9.223_372_036_854_775e18 {
-        return None;
-    }
-    let v = total.round() as i64;
-    Some(if neg { -v } else { v })
 }

@@ -1,6 +1,6 @@
 //! Typed rendering (`render_value`, `render_tree`) and the error contract of templates.
 
-use muster_workflow::template::{MissingKey, Template, TemplateError, TemplateTree, render_tree};
+use muster_gotmpl::{MissingKey, Template, TemplateError, TemplateTree, render_tree};
 use serde_json::{Value, json};
 
 fn data() -> Value {

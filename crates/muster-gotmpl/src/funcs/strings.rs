@@ -5,12 +5,12 @@ use std::collections::{BTreeMap, HashMap};
 use super::cast::to_string;
 use super::collections::strslice;
 use super::{FResult, Func, Param, fixed, variadic};
-use crate::template::strconv::quote;
-use crate::template::unicode::{
+use crate::strconv::quote;
+use crate::unicode::{
     is_letter, is_lower, is_punct, is_space, is_title, is_upper, str_to_lower, str_to_upper,
     to_lower, to_title, to_upper,
 };
-use crate::template::value::Value;
+use crate::value::Value;
 
 use Param::{Any, Int, Str};
 
@@ -317,7 +317,7 @@ fn title(x: &str) -> String {
         if r.is_ascii() {
             return !(r.is_ascii_alphanumeric() || r == '_');
         }
-        if is_letter(r) || crate::template::unicode::is_digit(r) {
+        if is_letter(r) || crate::unicode::is_digit(r) {
             return false;
         }
         is_space(r)
