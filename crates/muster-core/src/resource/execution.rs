@@ -114,6 +114,27 @@ pub enum StepStatus {
     Skipped,
 }
 
+impl StepStatus {
+    /// The spelling on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Inprogress => "inprogress",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+
+    /// [`StepStatus::Failed`] when `failed`, else [`StepStatus::Completed`].
+    pub const fn finished(failed: bool) -> Self {
+        if failed {
+            Self::Failed
+        } else {
+            Self::Completed
+        }
+    }
+}
+
 /// `spec` of a WorkflowExecution: the record of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use muster_core::config::WorkflowLimits;
 use muster_core::event::EventSink;
 use muster_core::event::message::Details;
-use muster_core::resource::execution::ExecutionOutcome;
+use muster_core::resource::execution::{ExecutionOutcome, ExecutionStatus, StepStatus};
 use muster_core::store::{ExecutionStore, NewExecution};
 use muster_core::text::truncate_message;
 use muster_core::tool::{RunTree, ToolService};
@@ -227,7 +227,8 @@ impl Engine {
                 match halt {
                     Halt::Engine(e) => (json!({ "error": e }), Some(e)),
                     Halt::Step { .. } => {
-                        let doc = default_document(&plan, &scope, &run, debug, "failed");
+                        let doc =
+                            default_document(&plan, &scope, &run, debug, ExecutionStatus::Failed);
                         (doc, Some(halt.message()))
                     }
                 }
@@ -358,7 +359,7 @@ async fn run_on_failure(runner: &Runner, plan: &Plan, scope: &mut Scope) -> Frag
         let mut fragment = runner.run_step(handler, scope, "").await;
         scope.merge(&fragment.results);
         for entry in &mut fragment.entries {
-            if entry.status == "failed" {
+            if entry.status == StepStatus::Failed {
                 entry.allow_failure = true;
                 entry.error = None;
             }
@@ -378,7 +379,10 @@ fn finish_document(
     debug: bool,
 ) -> (Value, Option<String>) {
     let Some(output) = &plan.output else {
-        return (default_document(plan, scope, run, debug, "completed"), None);
+        return (
+            default_document(plan, scope, run, debug, ExecutionStatus::Completed),
+            None,
+        );
     };
     let rendered = output.render(&scope.roots(), LeafMode::Typed).map_err(|e| {
         let at = if e.path.is_empty() {
@@ -391,7 +395,7 @@ fn finish_document(
     match rendered {
         Ok(Value::Object(rendered)) if !debug => (Value::Object(rendered), None),
         Ok(rendered) if debug => {
-            let mut doc = default_document(plan, scope, run, true, "completed");
+            let mut doc = default_document(plan, scope, run, true, ExecutionStatus::Completed);
             if let Value::Object(m) = &mut doc {
                 m.insert("output".into(), rendered);
             }
@@ -413,7 +417,7 @@ fn output_failure(
     run: &Fragment,
     error: String,
 ) -> (Value, Option<String>) {
-    let mut doc = default_document(plan, scope, run, true, "completed");
+    let mut doc = default_document(plan, scope, run, true, ExecutionStatus::Completed);
     if let Value::Object(m) = &mut doc {
         m.insert("output_error".into(), Value::String(error.clone()));
     }
@@ -427,18 +431,18 @@ fn default_document(
     scope: &Scope,
     run: &Fragment,
     debug: bool,
-    status: &str,
+    status: ExecutionStatus,
 ) -> Value {
     let mut doc = Map::new();
     doc.insert("input".into(), scope.input().clone());
-    doc.insert("status".into(), json!(status));
+    doc.insert("status".into(), json!(status.as_str()));
     doc.insert(
         "steps".into(),
         Value::Array(run.entries.iter().map(|e| e.to_json(debug)).collect()),
     );
     doc.insert("template_vars".into(), json!(template_vars(plan)));
     doc.insert("workflow".into(), json!(plan.name()));
-    if status == "completed"
+    if status == ExecutionStatus::Completed
         && let Some(last) = plan.steps.last()
         && matches!(last.kind, StepKind::Tool { .. })
         && !last.output
@@ -448,7 +452,7 @@ fn default_document(
             .iter()
             .rev()
             .find(|e| e.id == last.id)
-            .is_some_and(|e| e.status == "completed")
+            .is_some_and(|e| e.status == StepStatus::Completed)
     {
         for (k, v) in result {
             if k != "execution_id" {

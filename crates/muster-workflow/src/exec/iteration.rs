@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::StreamExt;
+use muster_core::resource::execution::StepStatus;
 use serde_json::{Map, Value, json};
 
 use super::outcome::{Entry, Fragment, Halt};
@@ -155,17 +156,16 @@ impl Runner {
             let mut record = Map::new();
             record.insert("index".into(), json!(index));
             record.insert("item".into(), item);
-            let status = if fragment.failed {
-                "failed"
-            } else {
-                "completed"
-            };
-            record.insert("status".into(), json!(status));
+            let status = StepStatus::finished(fragment.failed);
+            record.insert("status".into(), json!(status.as_str()));
             record.insert("results".into(), Value::Object(direct.clone()));
             if let Some(halt) = &fragment.halt {
                 record.insert("error".into(), json!(halt.message()));
             } else if fragment.failed
-                && let Some(e) = fragment.entries.iter().find(|e| e.status == "failed")
+                && let Some(e) = fragment
+                    .entries
+                    .iter()
+                    .find(|e| e.status == StepStatus::Failed)
             {
                 record.insert(
                     "error".into(),
@@ -216,7 +216,7 @@ impl Runner {
             out.entries.push(Entry {
                 id: step.id.clone(),
                 tool: String::new(),
-                status: if out.failed { "failed" } else { "completed" },
+                status: StepStatus::finished(out.failed),
                 condition: None,
                 allow_failure: step.allow_failure,
                 result: Some(value.clone()),

@@ -1,6 +1,7 @@
 //! What running a step produces: results to merge, response entries, and whether the run must
 //! stop.
 
+use muster_core::resource::execution::StepStatus;
 use serde_json::{Map, Value};
 
 /// One entry of the response document's `steps[]`.
@@ -8,7 +9,7 @@ use serde_json::{Map, Value};
 pub(crate) struct Entry {
     pub(crate) id: String,
     pub(crate) tool: String,
-    pub(crate) status: &'static str,
+    pub(crate) status: StepStatus,
     pub(crate) condition: Option<ConditionInfo>,
     pub(crate) allow_failure: bool,
     /// The step's result, shown when its output flag is set or in debug mode.
@@ -31,7 +32,10 @@ impl Entry {
         let mut m = Map::new();
         m.insert("id".into(), Value::String(self.id.clone()));
         m.insert("tool".into(), Value::String(self.tool.clone()));
-        m.insert("status".into(), Value::String(self.status.to_owned()));
+        m.insert(
+            "status".into(),
+            Value::String(self.status.as_str().to_owned()),
+        );
         if let Some(c) = &self.condition {
             m.insert("condition_evaluation".into(), Value::Bool(c.passed));
             m.insert("condition_result".into(), c.result.clone());

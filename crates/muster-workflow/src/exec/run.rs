@@ -2,6 +2,7 @@
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
+use muster_core::resource::execution::StepStatus;
 use muster_core::tool::{CallContext, ToolCall, ToolService};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
@@ -198,7 +199,7 @@ impl Runner {
                     entries: vec![Entry {
                         id: step.id.clone(),
                         tool: tool_name.to_owned(),
-                        status: "skipped",
+                        status: StepStatus::Skipped,
                         condition: Some(info.clone()),
                         allow_failure: step.allow_failure,
                         result: None,
@@ -301,7 +302,7 @@ impl Runner {
         let mut entry = Entry {
             id: step.id.clone(),
             tool: tool.to_owned(),
-            status: "completed",
+            status: StepStatus::Completed,
             condition: None,
             allow_failure: step.allow_failure,
             result: None,
@@ -318,7 +319,7 @@ impl Runner {
                 }
             }
             Err(error) => {
-                entry.status = "failed";
+                entry.status = StepStatus::Failed;
                 let halt = (!step.allow_failure).then(|| {
                     entry.error = Some(error.clone());
                     Halt::Step {
@@ -360,7 +361,7 @@ impl Runner {
 
     fn report_progress(&self, step_id: &str, ok: bool) {
         if let Some(sink) = &self.context.progress {
-            let status = if ok { "completed" } else { "failed" };
+            let status = StepStatus::finished(!ok).as_str();
             let finished = self
                 .finished_steps
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
