@@ -21,7 +21,7 @@ use rmcp::model::CallToolResult;
 use tokio::sync::watch;
 use tower::util::BoxCloneSyncService;
 
-pub use service::{ServiceControl, ServiceStatus, StartOutcome, StopOutcome};
+pub use service::{ServiceControl, ServiceError, ServiceStatus, StartOutcome, StopOutcome};
 
 /// A session's own state with servers that take per-session sign-in, for the
 /// `sessionStatus` and `toolsCount` of `core_mcpserver_list`.

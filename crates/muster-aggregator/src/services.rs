@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use muster_core::event::message::Details;
 use muster_core::event::{Event, EventSink, EventType};
 use muster_core::resource::mcp_server::McpServerSpec;
+use muster_core::resource::validate::ValidationErrors;
 use muster_core::resource::{McpServer, ValidationContext};
 use muster_core::store::ResourceStore;
 
@@ -177,13 +178,12 @@ impl Services {
 
     /// Whether this muster can run `spec`: valid in its mode, and (in filesystem mode)
     /// without settings only Kubernetes mode honours; otherwise every reason.
-    fn runnable(&self, spec: &McpServerSpec) -> Result<(), String> {
-        spec.validate(&self.inner.validation)
-            .map_err(|e| e.to_string())?;
+    fn runnable(&self, spec: &McpServerSpec) -> Result<(), ValidationErrors> {
+        spec.validate(&self.inner.validation)?;
         if !self.inner.validation.is_kubernetes() {
             let unsupported = spec.unsupported_in_filesystem_mode();
             if !unsupported.is_empty() {
-                return Err(unsupported.to_string());
+                return Err(unsupported);
             }
         }
         Ok(())

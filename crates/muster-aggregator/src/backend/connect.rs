@@ -16,7 +16,7 @@ use rmcp::transport::IntoTransport;
 use tokio::io::DuplexStream;
 use tokio_util::sync::CancellationToken;
 
-use super::failure::{Failure, FailureKind, chain_messages, classify, facts_from_text};
+use super::failure::{Failure, FailureFacts, FailureKind, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
 use super::options::{BackendOptions, ProtocolMode};
 #[cfg(feature = "stdio")]
@@ -71,17 +71,25 @@ pub(crate) fn init_failure(error: &ClientInitializeError) -> Failure {
         ClientInitializeError::LegacyFallbackFailed { fallback, .. } => fallback.as_ref(),
         other => other,
     };
-    let mut messages = chain_messages(inner);
-    if let ClientInitializeError::TransportError { error, .. } = inner {
-        messages.extend(chain_messages(error.error.as_ref()));
-    }
-    let mut facts = facts_from_text(&messages);
+    let (mut facts, message) = match inner {
+        ClientInitializeError::TransportError { error, context } => {
+            let facts = facts_of(error);
+            (facts, format!("{} ({context})", describe(error, facts)))
+        }
+        ClientInitializeError::ConnectionClosed(context) => (
+            FailureFacts {
+                network: true,
+                ..FailureFacts::default()
+            },
+            format!(
+                "the server closed the connection ({context}); check that it is an MCP server \
+                 and look at its log"
+            ),
+        ),
+        other => (facts_of(other), other.to_string()),
+    };
     facts.auth_required |= inner.is_authorization_required();
-    if matches!(inner, ClientInitializeError::ConnectionClosed(_)) {
-        facts.network = true;
-    }
-    let kind = classify(facts);
-    Failure::new(kind, inner.to_string()).with_http_status(facts.http_status)
+    Failure::new(classify(facts), message).with_http_status(facts.http_status)
 }
 
 /// Opens and initializes the connection of `spec`.

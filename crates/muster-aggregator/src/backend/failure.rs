@@ -3,6 +3,9 @@
 
 use std::error::Error as StdError;
 
+#[cfg(feature = "http-client")]
+use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpError};
+
 /// What a failed attempt means for the lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FailureKind {
@@ -75,7 +78,8 @@ pub(crate) fn classify(facts: FailureFacts) -> FailureKind {
     }
 }
 
-/// Finds `HTTP <status>` in a message, as transports print failed answers.
+/// The `HTTP <status>` at the start of the text of rmcp's `UnexpectedServerResponse`, the
+/// only place its streamable-HTTP client keeps the status of a 4xx answer.
 pub(crate) fn http_status_in(text: &str) -> Option<u16> {
     let mut rest = text;
     while let Some(pos) = rest.find("HTTP ") {
@@ -92,58 +96,161 @@ pub(crate) fn http_status_in(text: &str) -> Option<u16> {
     None
 }
 
-const NETWORK_MARKERS: &[&str] = &[
-    "connection refused",
-    "connection reset",
-    "connection closed",
-    "connection aborted",
-    "broken pipe",
-    "timed out",
-    "timeout",
-    "dns error",
-    "failed to lookup address",
-    "name or service not known",
-    "no route to host",
-    "network is unreachable",
-    "error sending request",
-    "unexpected end of",
-    "eof",
-    "transport closed",
-    "stream ended",
-    "tcp connect error",
-];
+/// Whether an I/O error of `kind` is the network failing (the same attempt may succeed later).
+fn network_kind(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(
+        kind,
+        ConnectionRefused
+            | ConnectionReset
+            | ConnectionAborted
+            | NotConnected
+            | BrokenPipe
+            | TimedOut
+            | UnexpectedEof
+            | AddrNotAvailable
+            | HostUnreachable
+            | NetworkUnreachable
+            | NetworkDown
+            | Interrupted
+    )
+}
 
-const TLS_MARKERS: &[&str] = &[
-    "certificate",
-    "x509",
-    "tls handshake",
-    "invalid peer certificate",
-];
-
-/// Gathers [`FailureFacts`] from the messages of an error chain.
-pub(crate) fn facts_from_text(messages: &[String]) -> FailureFacts {
-    let mut facts = FailureFacts::default();
-    for m in messages {
-        let lower = m.to_ascii_lowercase();
-        if facts.http_status.is_none() {
-            facts.http_status = http_status_in(m);
+/// An error and its sources, outermost first, looking through the wrappers that keep their
+/// cause out of `source()` (rmcp's `StreamableHttpError::Client`, custom `std::io::Error`s).
+fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
+    let mut out = Vec::new();
+    let mut pending = vec![error];
+    while let Some(e) = pending.pop() {
+        if out.len() >= 32 {
+            break;
         }
-        facts.network |= NETWORK_MARKERS.iter().any(|k| lower.contains(k));
-        facts.tls |= TLS_MARKERS.iter().any(|k| lower.contains(k));
-        facts.auth_required |= lower.contains("auth required");
+        out.push(e);
+        #[cfg(feature = "http-client")]
+        if let Some(StreamableHttpError::Client(inner)) =
+            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            pending.push(inner);
+            continue;
+        }
+        #[cfg(feature = "http-client")]
+        if let Some(StreamableHttpError::Client(inner)) =
+            e.downcast_ref::<StreamableHttpError<std::io::Error>>()
+        {
+            pending.push(inner);
+            continue;
+        }
+        if let Some(inner) = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            pending.push(inner);
+            continue;
+        }
+        if let Some(source) = e.source() {
+            pending.push(source);
+        }
+    }
+    out
+}
+
+/// Gathers [`FailureFacts`] from an error and its sources, by their types.
+pub(crate) fn facts_of(error: &(dyn StdError + 'static)) -> FailureFacts {
+    let mut facts = FailureFacts::default();
+    for e in chain(error) {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            facts.network |= network_kind(io.kind());
+        }
+        if e.is::<tokio::time::error::Elapsed>() {
+            facts.network = true;
+        }
+        #[cfg(feature = "http-client")]
+        {
+            if let Some(status) = e.downcast_ref::<HttpStatusError>() {
+                facts.http_status = facts.http_status.or(Some(status.status));
+            }
+            if let Some(http) = e.downcast_ref::<StreamableHttpError<std::io::Error>>() {
+                streamable_facts(http, &mut facts);
+            }
+            if let Some(http) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                streamable_facts(http, &mut facts);
+            }
+            if let Some(r) = e.downcast_ref::<reqwest::Error>() {
+                facts.network |= r.is_connect() || r.is_timeout() || r.is_request() || r.is_body();
+                facts.http_status = facts.http_status.or(r.status().map(|s| s.as_u16()));
+            }
+            if e.is::<rustls::Error>() {
+                facts.tls = true;
+            }
+        }
     }
     facts
 }
 
-/// The messages of an error and its sources, outermost first.
-pub(crate) fn chain_messages(error: &(dyn StdError + 'static)) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current = Some(error);
-    while let Some(e) = current {
-        out.push(e.to_string());
-        current = e.source();
+#[cfg(feature = "http-client")]
+fn streamable_facts<E: StdError + Send + Sync + 'static>(
+    error: &StreamableHttpError<E>,
+    facts: &mut FailureFacts,
+) {
+    match error {
+        StreamableHttpError::AuthRequired(_) => facts.auth_required = true,
+        StreamableHttpError::UnexpectedServerResponse(text) => {
+            facts.http_status = facts.http_status.or(http_status_in(text));
+        }
+        // `#[error(transparent)]`: the status is not among the sources.
+        StreamableHttpError::HttpStatus(status) => {
+            facts.http_status = facts.http_status.or(Some(status.status));
+        }
+        StreamableHttpError::SessionExpired => {
+            facts.http_status = facts.http_status.or(Some(404));
+        }
+        StreamableHttpError::UnexpectedEndOfStream
+        | StreamableHttpError::TransportChannelClosed
+        | StreamableHttpError::ControlRequestTimeout
+        | StreamableHttpError::SessionRecoveryTimeout => facts.network = true,
+        _ => {}
     }
-    out
+}
+
+/// What a person reads about a failed attempt: the cause in plain words (the innermost error
+/// of the chain, where the network or TLS failed) and what to check, never the names of the
+/// Rust types it travelled through.
+pub(crate) fn describe(error: &(dyn StdError + 'static), facts: FailureFacts) -> String {
+    let errors = chain(error);
+    #[cfg(feature = "http-client")]
+    let url = errors
+        .iter()
+        .find_map(|e| e.downcast_ref::<reqwest::Error>())
+        .and_then(|r| r.url().map(|u| u.as_str().to_owned()));
+    #[cfg(not(feature = "http-client"))]
+    let url: Option<String> = None;
+    let innermost = errors.last().map(|e| e.to_string()).unwrap_or_default();
+    // The first error that is not rmcp's wrapper naming the transport's Rust type.
+    let outermost = errors
+        .iter()
+        .find(|e| !e.is::<rmcp::transport::DynamicTransportError>())
+        .map_or_else(|| innermost.clone(), |e| e.to_string());
+    let at = url.map(|u| format!(" {u}")).unwrap_or_default();
+    if facts.tls {
+        return format!(
+            "TLS with{at} failed: {innermost}; check the server's certificate, or trust its \
+             CA with extra CA certificates"
+        );
+    }
+    if let Some(status) = facts.http_status {
+        return if outermost.contains(&format!("HTTP {status}")) {
+            format!("the server{at} answered: {outermost}")
+        } else {
+            format!("the server{at} answered HTTP {status}: {outermost}")
+        };
+    }
+    if facts.network {
+        return format!(
+            "cannot reach the server{at}: {innermost}; check that the server is running and \
+             that its address is right"
+        );
+    }
+    outermost
 }
 
 #[cfg(test)]
@@ -197,12 +304,11 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "http-client")]
     #[test]
-    fn facts_from_messages() {
-        let facts = facts_from_text(&[
-            "Send message error Transport [x] error: error sending request".to_owned(),
-            "tcp connect error: Connection refused (os error 111)".to_owned(),
-        ]);
+    fn facts_come_from_the_types_of_the_chain() {
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let facts = facts_of(&StreamableHttpError::<std::io::Error>::Client(refused));
         assert_eq!(
             facts,
             FailureFacts {
@@ -210,9 +316,32 @@ mod tests {
                 ..FailureFacts::default()
             }
         );
-        let facts = facts_from_text(&["invalid peer certificate: UnknownIssuer".to_owned()]);
-        assert!(facts.tls);
-        let facts = facts_from_text(&["Auth required".to_owned()]);
-        assert!(facts.auth_required);
+        let not_found = StreamableHttpError::<std::io::Error>::UnexpectedServerResponse(
+            "HTTP 404 Not Found: nope".into(),
+        );
+        assert_eq!(facts_of(&not_found).http_status, Some(404));
+        let busy =
+            StreamableHttpError::<std::io::Error>::HttpStatus(HttpStatusError::new(503, None));
+        assert_eq!(facts_of(&busy).http_status, Some(503));
+        // A message that merely mentions a timeout is not a network failure.
+        let text = std::io::Error::other("the tool's timeout argument is invalid");
+        assert_eq!(facts_of(&text), FailureFacts::default());
+        let wrapped = std::io::Error::other(std::io::Error::from(std::io::ErrorKind::TimedOut));
+        assert!(facts_of(&wrapped).network);
+    }
+
+    #[cfg(feature = "http-client")]
+    #[test]
+    fn descriptions_say_what_to_check() {
+        let refused = StreamableHttpError::<std::io::Error>::Client(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "Connection refused (os error 111)",
+        ));
+        let text = describe(&refused, facts_of(&refused));
+        assert_eq!(
+            text,
+            "cannot reach the server: Connection refused (os error 111); check that the server is \
+             running and that its address is right"
+        );
     }
 }

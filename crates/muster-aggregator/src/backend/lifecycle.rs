@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::catalog;
 use super::connect::{self, Opened};
 use super::error::BackendError;
-use super::failure::{Failure, FailureKind, chain_messages, classify, facts_from_text};
+use super::failure::{Failure, FailureKind, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
 use super::inner::{Connection, Inner, Shared};
 use super::state::ServiceState;
@@ -34,10 +34,13 @@ struct Ready {
 }
 
 fn listing_failure(error: &rmcp::service::ServiceError) -> Failure {
-    let mut facts = facts_from_text(&chain_messages(error));
+    let mut facts = facts_of(error);
     facts.network |= matches!(error, rmcp::service::ServiceError::TransportClosed);
-    Failure::new(classify(facts), format!("listing tools: {error}"))
-        .with_http_status(facts.http_status)
+    Failure::new(
+        classify(facts),
+        format!("listing tools: {}", describe(error, facts)),
+    )
+    .with_http_status(facts.http_status)
 }
 
 impl Inner {

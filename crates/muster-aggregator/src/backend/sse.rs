@@ -23,18 +23,19 @@ use tokio_util::sync::CancellationToken;
 
 use super::client_credentials::check_client_credentials;
 use super::connect::{init_failure, serve};
-use super::failure::facts_from_text;
-use super::failure::{Failure, FailureFacts, FailureKind, chain_messages, classify};
+use super::failure::{Failure, FailureFacts, FailureKind, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
 use super::headers::resolve_headers;
 use super::http::http_client;
 use super::options::BackendOptions;
 
 fn network_failure(context: &str, error: &reqwest::Error) -> Failure {
-    let mut facts = facts_from_text(&chain_messages(error));
-    facts.network |= error.is_connect() || error.is_timeout() || error.is_request();
-    facts.http_status = facts.http_status.or(error.status().map(|s| s.as_u16()));
-    Failure::new(classify(facts), format!("{context}: {error}")).with_http_status(facts.http_status)
+    let facts = facts_of(error);
+    Failure::new(
+        classify(facts),
+        format!("{context}: {}", describe(error, facts)),
+    )
+    .with_http_status(facts.http_status)
 }
 
 /// Opens the event stream and waits for the `endpoint` event.

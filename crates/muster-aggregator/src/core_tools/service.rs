@@ -1,6 +1,8 @@
 //! The `core_service_*` tools, over [`ServiceControl`].
 
 use async_trait::async_trait;
+use muster_core::resource::validate::ValidationErrors;
+use muster_core::store::StoreError;
 use muster_core::tool::ToolError;
 use muster_core::tool::reply::{error, json, string_arg, text};
 use rmcp::model::{CallToolResult, JsonObject};
@@ -8,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::CoreTools;
+use crate::backend::BackendError;
 
 /// One service as `core_service_list` and `_status` show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,6 +53,55 @@ pub enum StopOutcome {
     AlreadyStopped,
 }
 
+/// Why a `core_service_*` operation on a service failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// No service and no MCPServer definition of that name.
+    #[error("service {name} not found")]
+    NotFound {
+        /// The name asked for.
+        name: String,
+    },
+    /// The definition cannot run here (a validation rule, or a field the mode does not
+    /// support); the violations name each field and rule.
+    #[error("{source}")]
+    Invalid {
+        /// The service.
+        name: String,
+        /// The violations.
+        #[source]
+        source: ValidationErrors,
+    },
+    /// The definition could not be read.
+    #[error("{source}")]
+    Store {
+        /// The service.
+        name: String,
+        /// The store's error.
+        #[source]
+        source: StoreError,
+    },
+    /// The service did not start.
+    #[error("failed to start service {name}: {source}")]
+    Start {
+        /// The service.
+        name: String,
+        /// Why.
+        #[source]
+        source: BackendError,
+    },
+    /// The service did not restart.
+    #[error("failed to restart service {name}: {source}")]
+    Restart {
+        /// The service.
+        name: String,
+        /// Why.
+        #[source]
+        source: BackendError,
+    },
+}
+
 /// The running services behind the `core_service_*` tools.
 #[async_trait]
 pub trait ServiceControl: Send + Sync + std::fmt::Debug {
@@ -58,11 +110,11 @@ pub trait ServiceControl: Send + Sync + std::fmt::Debug {
     /// One service; `None` when no service of that name exists.
     async fn status(&self, name: &str) -> Option<ServiceStatus>;
     /// Starts a service (registering it from its definition on first use).
-    async fn start(&self, name: &str) -> Result<StartOutcome, String>;
+    async fn start(&self, name: &str) -> Result<StartOutcome, ServiceError>;
     /// Stops a service.
-    async fn stop(&self, name: &str) -> Result<StopOutcome, String>;
+    async fn stop(&self, name: &str) -> Result<StopOutcome, ServiceError>;
     /// Restarts a service.
-    async fn restart(&self, name: &str) -> Result<StartOutcome, String>;
+    async fn restart(&self, name: &str) -> Result<StartOutcome, ServiceError>;
 }
 
 fn auth_required(name: &str) -> String {

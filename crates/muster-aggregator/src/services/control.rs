@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::Services;
 use crate::backend::{Backend, BackendError, ServiceState};
-use crate::core_tools::{ServiceControl, ServiceStatus, StartOutcome, StopOutcome};
+use crate::core_tools::{ServiceControl, ServiceError, ServiceStatus, StartOutcome, StopOutcome};
 
 /// The name of the aggregator's own service entry.
 pub const AGGREGATOR_SERVICE: &str = "mcp-aggregator";
@@ -112,18 +112,27 @@ impl Services {
     }
 
     /// The backend of `name`, creating the service from its definition on first use.
-    async fn backend_or_register(&self, name: &str) -> Result<Backend, String> {
+    async fn backend_or_register(&self, name: &str) -> Result<Backend, ServiceError> {
         if let Some(b) = self.backend(name) {
             return Ok(b);
         }
         let key = ObjectKey::new(&self.inner.namespace, name);
         match self.inner.store.get(&key).await {
             Ok(Some(obj)) => {
-                self.runnable(&obj.spec)?;
+                self.runnable(&obj.spec)
+                    .map_err(|source| ServiceError::Invalid {
+                        name: name.to_owned(),
+                        source,
+                    })?;
                 Ok(self.create(name, obj.spec.clone(), obj.spec.restart_requested_at))
             }
-            Ok(None) => Err(format!("service {name} not found")),
-            Err(e) => Err(e.to_string()),
+            Ok(None) => Err(ServiceError::NotFound {
+                name: name.to_owned(),
+            }),
+            Err(source) => Err(ServiceError::Store {
+                name: name.to_owned(),
+                source,
+            }),
         }
     }
 }
@@ -149,7 +158,7 @@ impl ServiceControl for Services {
         self.backend(name).map(|b| backend_status(&b))
     }
 
-    async fn start(&self, name: &str) -> Result<StartOutcome, String> {
+    async fn start(&self, name: &str) -> Result<StartOutcome, ServiceError> {
         let backend = self.backend_or_register(name).await?;
         if backend.snapshot().state.is_active() {
             return Ok(StartOutcome::AlreadyRunning);
@@ -158,13 +167,18 @@ impl ServiceControl for Services {
             Ok(()) => Ok(StartOutcome::Started),
             Err(BackendError::AlreadyRunning { .. }) => Ok(StartOutcome::AlreadyRunning),
             Err(BackendError::AuthRequired { .. }) => Ok(StartOutcome::AuthRequired),
-            Err(e) => Err(format!("failed to start service {name}: {e}")),
+            Err(source) => Err(ServiceError::Start {
+                name: name.to_owned(),
+                source,
+            }),
         }
     }
 
-    async fn stop(&self, name: &str) -> Result<StopOutcome, String> {
+    async fn stop(&self, name: &str) -> Result<StopOutcome, ServiceError> {
         let Some(backend) = self.backend(name) else {
-            return Err(format!("service {name} not found"));
+            return Err(ServiceError::NotFound {
+                name: name.to_owned(),
+            });
         };
         if matches!(
             backend.snapshot().state,
@@ -176,14 +190,19 @@ impl ServiceControl for Services {
         Ok(StopOutcome::Stopped)
     }
 
-    async fn restart(&self, name: &str) -> Result<StartOutcome, String> {
+    async fn restart(&self, name: &str) -> Result<StartOutcome, ServiceError> {
         let Some(backend) = self.backend(name) else {
-            return Err(format!("service {name} not found"));
+            return Err(ServiceError::NotFound {
+                name: name.to_owned(),
+            });
         };
         match backend.restart().await {
             Ok(()) => Ok(StartOutcome::Started),
             Err(BackendError::AuthRequired { .. }) => Ok(StartOutcome::AuthRequired),
-            Err(e) => Err(format!("failed to restart service {name}: {e}")),
+            Err(source) => Err(ServiceError::Restart {
+                name: name.to_owned(),
+                source,
+            }),
         }
     }
 }

@@ -84,8 +84,8 @@ impl Reconcile<McpServer> for McpServerReconciler {
     async fn apply(&self, obj: Arc<Object<McpServer>>) -> Result<Action, ReconcileError> {
         let name = obj.name();
         let spec = &obj.spec;
-        if let Err(message) = self.services.runnable(spec) {
-            return self.refuse(&obj, message).await;
+        if let Err(violations) = self.services.runnable(spec) {
+            return self.refuse(&obj, violations.to_string()).await;
         }
         let wants_running = !spec.suspended;
         let existing = self.services.backends().get(name).cloned();

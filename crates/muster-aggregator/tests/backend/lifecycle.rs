@@ -77,3 +77,30 @@ async fn a_new_backend_is_unknown_and_empty() {
     backend.stop().await;
     assert_eq!(backend.snapshot().state, ServiceState::Stopped);
 }
+
+#[tokio::test]
+async fn a_refused_connection_says_what_to_check_not_which_type_failed() {
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let backend = Backend::new("refused", http_spec(url.clone()), options());
+    let error = backend.start().await.unwrap_err().to_string();
+    backend.stop().await;
+    eprintln!("{error}");
+    for internal in [
+        "Transport [",
+        "muster_aggregator::",
+        "rmcp::",
+        "ProgressTap",
+        "Worker",
+    ] {
+        assert!(!error.contains(internal), "names a Rust type: {error}");
+    }
+    assert!(error.contains(&url), "names the url: {error}");
+    assert!(
+        error.to_ascii_lowercase().contains("connection refused"),
+        "says what happened: {error}"
+    );
+    assert!(
+        error.contains("check that the server is running"),
+        "says what to do: {error}"
+    );
+}
