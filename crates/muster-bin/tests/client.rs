@@ -427,6 +427,27 @@ fn client_commands_against_a_running_server() {
         "{table}"
     );
 
+    // Starting a server nothing answers at says what happened and what to check, in words,
+    // never which Rust types the error passed through.
+    let refused = assert_fails(&server.muster(&["start", "service", "remote"]));
+    for internal in [
+        "Transport [",
+        "muster_aggregator::",
+        "rmcp::",
+        "ProgressTap",
+    ] {
+        assert!(!refused.contains(internal), "names a Rust type: {refused}");
+    }
+    assert!(
+        refused.contains("cannot reach the server http://127.0.0.1:9/mcp"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("check that the server is running"),
+        "{refused}"
+    );
+    assert_ok(&server.muster(&["stop", "remote"]));
+
     // A workflow from flags.
     let created = assert_ok(&server.muster(&[
         "create",
