@@ -17,6 +17,7 @@ use muster_core::secret::Redactor;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_client::HttpStatusError;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +29,16 @@ use super::handler::UpstreamHandler;
 use super::headers::resolve_headers;
 use super::http::http_client;
 use super::options::BackendOptions;
+
+/// The message endpoint refused a message; the status travels typed, for the lifecycle to
+/// classify.
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP {status} posting to the message endpoint")]
+struct PostRejected {
+    status: reqwest::StatusCode,
+    #[source]
+    http: HttpStatusError,
+}
 
 fn network_failure(context: &str, error: &reqwest::Error) -> Failure {
     let facts = facts_of(error);
@@ -161,9 +172,10 @@ impl Transport<RoleClient> for SseTransport {
             if status.is_success() {
                 Ok(())
             } else {
-                Err(std::io::Error::other(format!(
-                    "HTTP {status} posting to the message endpoint"
-                )))
+                Err(std::io::Error::other(PostRejected {
+                    status,
+                    http: HttpStatusError::new(status.as_u16(), None),
+                }))
             }
         }
     }
