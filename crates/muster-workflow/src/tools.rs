@@ -31,10 +31,7 @@ use tower::util::BoxCloneSyncService;
 
 use crate::{Engine, Plan};
 
-pub use catalog::LABELS_META_KEY;
-
-/// Prefix of the tools that run workflows.
-pub const WORKFLOW_TOOL_PREFIX: &str = "workflow_";
+pub use catalog::{LABELS_META_KEY, WORKFLOW_TOOL_PREFIX};
 
 /// The workflow tools. Cheap to clone.
 #[derive(Debug, Clone)]

@@ -14,13 +14,15 @@ use muster_core::text::truncate_message;
 use muster_core::tool::{RunTree, ToolService};
 use serde_json::{Map, Value, json};
 
+use super::input;
 use super::outcome::{Fragment, Halt};
 use super::record::Recorder;
+use super::request::{RunWorkflow, WorkflowError};
+use super::response::WorkflowResponse;
 use super::run::Runner;
 use super::scope::Scope;
-use super::{RunWorkflow, WorkflowError, WorkflowResponse, input};
+use super::spans::SPAN_TARGET;
 use crate::budget::Evaluator;
-use crate::exec::SPAN_TARGET;
 use crate::metrics::WorkflowMetrics;
 use crate::plan::{Plan, StepKind};
 use crate::value_tree::LeafMode;

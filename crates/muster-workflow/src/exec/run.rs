@@ -216,7 +216,7 @@ impl Runner {
                     paginate,
                 } => {
                     let span = tracing::info_span!(
-                        target: super::SPAN_TARGET,
+                        target: super::spans::SPAN_TARGET,
                         "step",
                         otel.name = %format_args!("step {}", step.id),
                         muster.step = %step.id,

@@ -6,7 +6,8 @@ use muster_core::resource::{Object, Workflow};
 use rmcp::model::{JsonObject, MetaObject, Tool};
 use serde_json::{Value, json};
 
-use super::WORKFLOW_TOOL_PREFIX;
+/// Prefix of the tools that run workflows.
+pub const WORKFLOW_TOOL_PREFIX: &str = "workflow_";
 
 /// Key under a workflow tool's `_meta` holding the workflow's labels (for discovery filters).
 pub const LABELS_META_KEY: &str = "muster.giantswarm.io/labels";
