@@ -142,7 +142,7 @@ async fn progress_extends_the_budget_up_to_the_maximum() {
     spec.timeout = Some(5);
     spec.progress_max_duration = Some(7);
     let backend = Backend::new("py", spec, options());
-    backend.start().await.unwrap();
+    start_python(&backend).await;
     let (progress_call, seen) =
         call_with_progress("progress", json!({"steps": 5, "interval": 2.0}));
     let error = backend.service().oneshot(progress_call).await.unwrap_err();
