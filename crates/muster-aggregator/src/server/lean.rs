@@ -311,11 +311,19 @@ impl LeanCall {
         let first = tokio::select! {
             biased;
             () = cancellation.cancelled() => return cancelled(&id),
+            Some(update) = progress.recv() => update,
             result = &mut call => {
                 cancel_on_drop.disarm();
-                return finished(&id, &name, result);
+                // Progress the call reported while it finished still precedes the result.
+                let queued: Vec<ProgressUpdate> =
+                    std::iter::from_fn(|| progress.try_recv().ok()).collect();
+                return match &progress_token {
+                    Some(token) if !queued.is_empty() => {
+                        finished_after_progress(&id, &name, token, queued, result)
+                    }
+                    _ => finished(&id, &name, result),
+                };
             }
-            Some(update) = progress.recv() => update,
         };
         // The tool reports progress: stream it, then the result.
         let Some(token) = progress_token else {
@@ -356,6 +364,23 @@ impl LeanCall {
         });
         sse_response(body)
     }
+}
+
+/// An SSE reply of a call that finished with progress still to deliver: the progress
+/// notifications, then the result.
+fn finished_after_progress(
+    id: &RawValue,
+    name: &str,
+    token: &ProgressToken,
+    updates: Vec<ProgressUpdate>,
+    result: Option<CallToolResult>,
+) -> Response {
+    let (events, body) = mpsc::channel::<Bytes>(updates.len() + 1);
+    for update in updates {
+        let _ = events.try_send(sse_event(&progress_message(token, update)));
+    }
+    let _ = events.try_send(sse_event(&result_message(id, name, result)));
+    sse_response(body)
 }
 
 fn finished(id: &RawValue, name: &str, result: Option<CallToolResult>) -> Response {
