@@ -192,6 +192,15 @@ impl Seen {
             self.0.push(value.to_owned());
         }
     }
+
+    /// Fails when any secret seen appears in one of the named `outputs`.
+    fn assert_absent_from(&self, outputs: &[(&str, &str)]) {
+        for secret in &self.0 {
+            for (what, text) in outputs {
+                assert!(!text.contains(secret.as_str()), "a credential is in {what}");
+            }
+        }
+    }
 }
 
 /// A browser: follows redirects by hand, keeps cookies per name.
@@ -569,20 +578,11 @@ fn sign_in_through_the_provider_refresh_replay_and_revocation() {
     // No credential anywhere: log, events, tool output.
     let events = mcp_events(base, &s);
     let log = s.muster.log();
-    for secret in &seen.0 {
-        assert!(
-            !log.contains(secret.as_str()),
-            "a credential is in muster's log"
-        );
-        assert!(
-            !events.contains(secret.as_str()),
-            "a credential is in the events"
-        );
-        assert!(
-            !got.text().contains(secret.as_str()),
-            "a credential is in tool output"
-        );
-    }
+    seen.assert_absent_from(&[
+        ("muster's log", &log),
+        ("the events", &events),
+        ("tool output", got.text()),
+    ]);
     assert!(log.contains("signed in to muster"), "{log}");
     let _ = &s.dir;
 }
@@ -693,17 +693,7 @@ fn forwarding_servers_receive_the_callers_validated_token() {
         events.contains("MCPServer fwd: ID token forwarding failed"),
         "{events}"
     );
-    let log = s.muster.log();
-    for secret in &seen.0 {
-        assert!(
-            !log.contains(secret.as_str()),
-            "a credential is in muster's log"
-        );
-        assert!(
-            !events.contains(secret.as_str()),
-            "a credential is in an event"
-        );
-    }
+    seen.assert_absent_from(&[("muster's log", &s.muster.log()), ("the events", &events)]);
 }
 
 /// The event list as one text, read with a fresh trusted-issuer session.
