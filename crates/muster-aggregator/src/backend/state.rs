@@ -33,6 +33,20 @@ pub enum ServiceState {
 }
 
 impl ServiceState {
+    /// Every state, in the order `core_service_*` documents them.
+    pub const ALL: [Self; 10] = [
+        Self::Unknown,
+        Self::Starting,
+        Self::Running,
+        Self::Stopping,
+        Self::Stopped,
+        Self::Failed,
+        Self::Unreachable,
+        Self::AuthRequired,
+        Self::Connected,
+        Self::Disconnected,
+    ];
+
     /// The lowercase spelling, e.g. `auth_required`.
     pub const fn as_str(self) -> &'static str {
         match self {

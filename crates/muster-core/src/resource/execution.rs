@@ -80,6 +80,9 @@ pub enum ExecutionStatus {
 }
 
 impl ExecutionStatus {
+    /// Every status.
+    pub const ALL: [Self; 3] = [Self::Inprogress, Self::Completed, Self::Failed];
+
     /// The spelling on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -115,6 +118,14 @@ pub enum StepStatus {
 }
 
 impl StepStatus {
+    /// Every status.
+    pub const ALL: [Self; 4] = [
+        Self::Inprogress,
+        Self::Completed,
+        Self::Failed,
+        Self::Skipped,
+    ];
+
     /// The spelling on the wire.
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -79,6 +79,19 @@ pub enum McpServerState {
 }
 
 impl McpServerState {
+    /// Every state, in the order of the lifecycle table of the MCP servers guide.
+    pub const ALL: [Self; 9] = [
+        Self::Starting,
+        Self::Running,
+        Self::Stopped,
+        Self::Connecting,
+        Self::Connected,
+        Self::Disconnected,
+        Self::Failed,
+        Self::AuthRequired,
+        Self::AwaitingSession,
+    ];
+
     /// The spelling in `status.state`.
     pub const fn as_str(self) -> &'static str {
         match self {
