@@ -726,3 +726,129 @@ async fn events_count_the_recorded_steps_in_the_original_wording() {
     assert!(completed.starts_with(&expected), "{completed} / {expected}");
     assert_eq!(rec.steps.len(), 3, "{:?}", rec.steps);
 }
+
+/// Counts the calls of the `gate` tool in flight. A `gate` call enters, then waits until the
+/// peak of calls in flight has reached its `want` argument: calls that run at the same time
+/// release each other at once, while a call left alone (nobody else started) gives up after
+/// [`GATE_PATIENCE`] and answers an error, so an engine that runs one call after another fails
+/// the workflow instead of hanging. A released call stays in flight for [`GATE_HOLD`], the
+/// window in which a call beyond the cap would be counted.
+#[derive(Clone)]
+struct Gauge {
+    active: Arc<std::sync::atomic::AtomicUsize>,
+    peak: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+const GATE_PATIENCE: Duration = Duration::from_secs(10);
+const GATE_HOLD: Duration = Duration::from_millis(30);
+
+impl Gauge {
+    fn new() -> Self {
+        Self {
+            active: Arc::default(),
+            peak: Arc::new(tokio::sync::watch::channel(0).0),
+        }
+    }
+
+    fn peak(&self) -> usize {
+        *self.peak.borrow()
+    }
+
+    fn tools(&self) -> ToolService {
+        let gauge = self.clone();
+        BoxCloneSyncService::new(tower::service_fn(move |call: ToolCall| {
+            let gauge = gauge.clone();
+            async move {
+                let want = call
+                    .arguments_or_empty()
+                    .get("want")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(1) as usize;
+                let now = gauge
+                    .active
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                    + 1;
+                gauge.peak.send_modify(|p| *p = (*p).max(now));
+                let mut peak = gauge.peak.subscribe();
+                let met = tokio::time::timeout(GATE_PATIENCE, peak.wait_for(|p| *p >= want))
+                    .await
+                    .is_ok();
+                if met {
+                    tokio::time::sleep(GATE_HOLD).await;
+                }
+                gauge
+                    .active
+                    .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(if met {
+                    CallToolResult::success(vec![ContentBlock::text("{}")])
+                } else {
+                    CallToolResult::error(vec![ContentBlock::text(format!(
+                        "no {want} calls were in flight together"
+                    ))])
+                })
+            }
+        }))
+    }
+
+    async fn run(&self, spec: Value) -> (Value, bool) {
+        let engine = Engine::builder(self.tools(), Arc::new(MemoryExecutionStore::new())).build();
+        let resp = engine
+            .run(RunWorkflow::new(plan(spec), None))
+            .await
+            .unwrap();
+        (resp.document, resp.is_error)
+    }
+}
+
+#[tokio::test]
+async fn for_each_with_parallelism_runs_that_many_iterations_at_once_and_no_more() {
+    let gauge = Gauge::new();
+    let (doc, is_error) = gauge
+        .run(json!({"steps": [
+            {"id": "loop", "forEach": {"items": "{{ list 1 2 3 4 5 6 7 }}", "as": "n", "parallelism": 3, "steps": [
+                {"id": "enter", "tool": "gate", "args": {"want": 3}}
+            ]}}
+        ]}))
+        .await;
+    assert!(!is_error, "three iterations never ran together: {doc}");
+    assert_eq!(gauge.peak(), 3, "parallelism 3 is a cap: {doc}");
+}
+
+#[tokio::test]
+async fn for_each_without_parallelism_runs_one_iteration_at_a_time() {
+    let gauge = Gauge::new();
+    let (doc, is_error) = gauge
+        .run(json!({"steps": [
+            {"id": "loop", "forEach": {"items": "{{ list 1 2 3 4 }}", "as": "n", "steps": [
+                {"id": "enter", "tool": "gate", "args": {"want": 1}}
+            ]}}
+        ]}))
+        .await;
+    assert!(!is_error, "{doc}");
+    assert_eq!(gauge.peak(), 1, "iterations overlapped: {doc}");
+}
+
+#[tokio::test]
+async fn parallel_sub_steps_all_run_at_once() {
+    let gauge = Gauge::new();
+    let (doc, is_error) = gauge
+        .run(json!({"steps": [
+            {"id": "group", "parallel": [
+                {"id": "a", "tool": "gate", "args": {"want": 4}},
+                {"id": "b", "tool": "gate", "args": {"want": 4}},
+                {"id": "c", "tool": "gate", "args": {"want": 4}},
+                {"id": "d", "tool": "gate", "args": {"want": 4}}
+            ]},
+            {"id": "after", "tool": "gate", "args": {"want": 1}}
+        ]}))
+        .await;
+    assert!(!is_error, "the four sub-steps never ran together: {doc}");
+    assert_eq!(gauge.peak(), 4, "{doc}");
+    let statuses: Vec<_> = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["completed"; 5], "{doc}");
+}
