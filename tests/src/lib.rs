@@ -28,6 +28,7 @@ pub mod kube_fake;
 pub mod markdown;
 mod mcp;
 mod process;
+mod wait;
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,7 @@ pub use binary::{MUSTER_BIN_ENV, muster_bin};
 pub use instance::{ConfigDir, MusterConfig, MusterInstance, READY_TIMEOUT, TERM_GRACE, free_port};
 pub use mcp::{Envelope, HANDSHAKE_PROTOCOL_VERSION, META_TOOLS, McpClient, jsonrpc_result};
 pub use process::ProcessId;
+pub use wait::eventually;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {

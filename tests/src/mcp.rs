@@ -113,6 +113,91 @@ impl McpClient {
         reply(self.post(&body)?, id).with_context(|| format!("{method} failed"))
     }
 
+    /// Sends the request `method` with `_meta` (e.g. a `progressToken`) and returns every
+    /// message of the reply in the order it arrived: the notifications the server streamed
+    /// for the request, then the response itself (which this checks is there and no error).
+    ///
+    /// # Errors
+    ///
+    /// On transport failures, JSON-RPC errors and a reply without the response.
+    pub fn request_with_meta(
+        &self,
+        method: &str,
+        mut params: Value,
+        meta: Value,
+    ) -> anyhow::Result<Vec<Value>> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if let Some(object) = params.as_object_mut() {
+            object.insert("_meta".to_owned(), meta);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = self.post(&body)?;
+        let status = response.status();
+        let is_sse = is_event_stream(&response);
+        let text = response.text().context("cannot read the response")?;
+        if !status.is_success() {
+            bail!("HTTP {status}: {text}");
+        }
+        jsonrpc_result(&text, is_sse, id).with_context(|| format!("{method} failed"))?;
+        Ok(if is_sse {
+            sse_data(&text)
+                .iter()
+                .filter_map(|d| serde_json::from_str(d).ok())
+                .collect()
+        } else {
+            vec![serde_json::from_str(&text).context("not JSON")?]
+        })
+    }
+
+    /// Opens the session's standalone stream (`GET` on the endpoint) and hands every message
+    /// the server sends on it (e.g. `notifications/tools/list_changed`) to the returned
+    /// channel, from a thread that ends when the stream or the receiver closes.
+    ///
+    /// # Errors
+    ///
+    /// When the server refuses the stream.
+    pub fn listen(&self) -> anyhow::Result<std::sync::mpsc::Receiver<Value>> {
+        let http = Client::builder()
+            .timeout(None)
+            .build()
+            .context("cannot build the HTTP client")?;
+        let mut request = http
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", HANDSHAKE_PROTOCOL_VERSION);
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        let response = request
+            .send()
+            .with_context(|| format!("GET {} failed", self.url))?;
+        if !response.status().is_success() || !is_event_stream(&response) {
+            bail!("GET {} answered {}", self.url, response.status());
+        }
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut data: Vec<String> = Vec::new();
+            for line in std::io::BufRead::lines(std::io::BufReader::new(response)) {
+                let Ok(line) = line else { return };
+                let line = line.trim_end_matches('\r');
+                if line.is_empty() {
+                    if !data.is_empty() {
+                        let message = data.join("\n");
+                        data.clear();
+                        if let Ok(value) = serde_json::from_str(&message)
+                            && sender.send(value).is_err()
+                        {
+                            return;
+                        }
+                    }
+                } else if let Some(d) = line.strip_prefix("data:") {
+                    data.push(d.strip_prefix(' ').unwrap_or(d).to_owned());
+                }
+            }
+        });
+        Ok(receiver)
+    }
+
     /// The names of every tool in `tools/list`, all pages.
     ///
     /// # Errors
@@ -208,16 +293,21 @@ impl McpClient {
 /// The JSON-RPC result for request `id` in `response`, a JSON body or an SSE stream.
 fn reply(response: Response, id: u64) -> anyhow::Result<Value> {
     let status = response.status();
-    let is_sse = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let is_sse = is_event_stream(&response);
     let body = response.text().context("cannot read the response")?;
     if !status.is_success() {
         bail!("HTTP {status}: {body}");
     }
     jsonrpc_result(&body, is_sse, id)
+}
+
+/// Whether `response` is an SSE stream.
+fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 /// The JSON-RPC result for request `id` in a response `body`: one JSON message, or an SSE
