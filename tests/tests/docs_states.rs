@@ -65,7 +65,10 @@ fn every_service_state_is_in_the_tool_reference() {
         &reference,
         ServiceState::ALL.iter().map(|s| s.as_str().to_owned()),
     );
-    assert!(missing.is_empty(), "service states not documented: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "service states not documented: {missing:?}"
+    );
 }
 
 #[test]
