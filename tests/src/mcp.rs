@@ -244,6 +244,64 @@ impl McpClient {
         Envelope::from_call_tool_result(&result)
     }
 
+    /// Like [`call`](Self::call), for a call that must succeed: its inner text.
+    ///
+    /// # Errors
+    ///
+    /// When the request fails or the tool answers an error (the error carries the envelope).
+    pub fn call_ok(&self, name: &str, arguments: Value) -> anyhow::Result<String> {
+        let envelope = self.call(name, arguments)?;
+        if envelope.is_error {
+            bail!("{name} failed: {}", envelope.raw);
+        }
+        Ok(envelope.text().to_owned())
+    }
+
+    /// Like [`call_ok`](Self::call_ok), parsing the inner text as JSON (core tools answer
+    /// JSON text).
+    ///
+    /// # Errors
+    ///
+    /// As [`call_ok`](Self::call_ok), and when the text is not JSON.
+    pub fn call_ok_json(&self, name: &str, arguments: Value) -> anyhow::Result<Value> {
+        let text = self.call_ok(name, arguments)?;
+        serde_json::from_str(&text).with_context(|| format!("{name} answered no JSON: {text}"))
+    }
+
+    /// Like [`call`](Self::call), for a call that must fail: its inner error text.
+    ///
+    /// # Errors
+    ///
+    /// When the request fails or the tool succeeds (the error carries the envelope).
+    pub fn call_err(&self, name: &str, arguments: Value) -> anyhow::Result<String> {
+        let envelope = self.call(name, arguments)?;
+        if !envelope.is_error {
+            bail!("{name} should have failed: {}", envelope.raw);
+        }
+        Ok(envelope.text().to_owned())
+    }
+
+    /// Waits up to `timeout` until [`reachable_tools`](Self::reachable_tools) has every tool
+    /// of `present` and none of `absent`, and returns it.
+    ///
+    /// # Errors
+    ///
+    /// When it does not within `timeout`; the error shows the last listing.
+    pub fn wait_for_tools(
+        &self,
+        present: &[&str],
+        absent: &[&str],
+        timeout: Duration,
+    ) -> anyhow::Result<Vec<String>> {
+        let mut last = Vec::new();
+        crate::eventually("list_tools", timeout, || {
+            last = self.reachable_tools().unwrap_or_default();
+            let has = |name: &&str| last.iter().any(|t| t == name);
+            (present.iter().all(has) && !absent.iter().any(has)).then(|| last.clone())
+        })
+        .with_context(|| format!("wanted {present:?} and not {absent:?}; list_tools has {last:?}"))
+    }
+
     /// The names `list_tools` (the meta-tool) reports: every tool reachable through
     /// `call_tool`.
     ///

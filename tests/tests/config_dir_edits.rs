@@ -70,14 +70,11 @@ fn list_changed(notifications: &Receiver<Value>, after: &str) {
     }
 }
 
-/// Waits until `list_tools` satisfies `check`.
-fn tools_until(client: &McpClient, what: &str, check: impl Fn(&[String]) -> bool) -> Vec<String> {
-    let mut last = Vec::new();
-    eventually(what, SHOWS_WITHIN, || {
-        last = client.reachable_tools().unwrap_or_default();
-        check(&last).then(|| last.clone())
-    })
-    .unwrap_or_else(|e| panic!("{e}; list_tools has {last:?}"))
+/// Waits until `list_tools` has every tool of `present` and none of `absent`.
+fn tools_until(client: &McpClient, present: &[&str], absent: &[&str]) -> Vec<String> {
+    client
+        .wait_for_tools(present, absent, SHOWS_WITHIN)
+        .unwrap()
 }
 
 fn has(tools: &[String], name: &str) -> bool {
@@ -111,9 +108,7 @@ fn servers_and_workflows_follow_their_files() {
     drain(&notifications);
     write(&servers.join("added.yaml"), &server_file("added", None));
     list_changed(&notifications, "adding added.yaml");
-    tools_until(&client, "x_added_echo to appear", |t| {
-        has(t, "x_added_echo")
-    });
+    tools_until(&client, &["x_added_echo"], &[]);
     let echoed = client
         .call("x_added_echo", json!({"message": "new"}))
         .unwrap();
@@ -126,9 +121,7 @@ fn servers_and_workflows_follow_their_files() {
         &server_file("added", Some("renamed")),
     );
     list_changed(&notifications, "changing added.yaml");
-    tools_until(&client, "x_renamed_echo to replace x_added_echo", |t| {
-        has(t, "x_renamed_echo") && !has(t, "x_added_echo")
-    });
+    tools_until(&client, &["x_renamed_echo"], &["x_added_echo"]);
 
     // A workflow file appears, changes, and its tool follows.
     drain(&notifications);
@@ -137,9 +130,7 @@ fn servers_and_workflows_follow_their_files() {
         &workflow_file("hello", "first version", "one"),
     );
     list_changed(&notifications, "adding hello.yaml");
-    tools_until(&client, "workflow_hello to appear", |t| {
-        has(t, "workflow_hello")
-    });
+    tools_until(&client, &["workflow_hello"], &[]);
     let run = client.call("workflow_hello", json!({})).unwrap();
     assert!(!run.is_error, "{}", run.raw);
     assert!(run.text().contains("Echo: one"), "{}", run.text());
@@ -173,9 +164,7 @@ fn servers_and_workflows_follow_their_files() {
         &workflows.join("later.yaml"),
         &workflow_file("later", "added after the broken files", "late"),
     );
-    let tools = tools_until(&client, "workflow_later to appear", |t| {
-        has(t, "workflow_later")
-    });
+    let tools = tools_until(&client, &["workflow_later"], &[]);
     assert!(!has(&tools, "workflow_broken"), "{tools:?}");
     for tool in ["x_steady_echo", "x_renamed_echo", "workflow_hello"] {
         assert!(has(&tools, tool), "{tool} went away: {tools:?}");
@@ -197,15 +186,11 @@ fn servers_and_workflows_follow_their_files() {
     drain(&notifications);
     std::fs::remove_file(servers.join("added.yaml")).unwrap();
     list_changed(&notifications, "removing added.yaml");
-    tools_until(&client, "x_renamed_echo to disappear", |t| {
-        !has(t, "x_renamed_echo")
-    });
+    tools_until(&client, &[], &["x_renamed_echo"]);
     drain(&notifications);
     std::fs::remove_file(workflows.join("hello.yaml")).unwrap();
     list_changed(&notifications, "removing hello.yaml");
-    let tools = tools_until(&client, "workflow_hello to disappear", |t| {
-        !has(t, "workflow_hello")
-    });
+    let tools = tools_until(&client, &[], &["workflow_hello"]);
     assert!(has(&tools, "x_steady_echo"), "{tools:?}");
     assert!(has(&tools, "workflow_later"), "{tools:?}");
 }

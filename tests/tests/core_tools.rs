@@ -11,36 +11,29 @@ use serde_json::{Value, json};
 
 /// A successful call's inner text.
 fn ok(client: &McpClient, tool: &str, args: Value) -> String {
-    let envelope = client.call(tool, args).unwrap();
-    assert!(!envelope.is_error, "{tool} failed: {}", envelope.raw);
-    envelope.text().to_owned()
+    client.call_ok(tool, args).unwrap()
 }
 
 /// A successful call's inner JSON.
 fn ok_json(client: &McpClient, tool: &str, args: Value) -> Value {
-    let envelope = client.call(tool, args).unwrap();
-    assert!(!envelope.is_error, "{tool} failed: {}", envelope.raw);
-    envelope.json().unwrap()
+    client.call_ok_json(tool, args).unwrap()
 }
 
 /// A failed call's inner text.
 fn failed(client: &McpClient, tool: &str, args: Value) -> String {
-    let envelope = client.call(tool, args).unwrap();
-    assert!(envelope.is_error, "{tool} should fail: {}", envelope.raw);
-    envelope.text().to_owned()
+    client.call_err(tool, args).unwrap()
 }
 
 /// Waits until `list_tools` has (`present`) or lacks every tool of `names`.
 fn wait_for_tools(client: &McpClient, names: &[&str], present: bool) {
-    let mut last = Vec::new();
-    eventually("list_tools", Duration::from_secs(30), || {
-        last = client.reachable_tools().unwrap_or_default();
-        names
-            .iter()
-            .all(|n| last.iter().any(|t| t == n) == present)
-            .then_some(())
-    })
-    .unwrap_or_else(|e| panic!("{e}: wanted {names:?} present={present}, have {last:?}"));
+    let (present, absent) = if present {
+        (names, &[][..])
+    } else {
+        (&[][..], names)
+    };
+    client
+        .wait_for_tools(present, absent, Duration::from_secs(30))
+        .unwrap();
 }
 
 /// muster's direct children (its stdio MCP servers), sorted.

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use muster_tests::{Envelope, McpClient, MusterConfig, deps, eventually};
+use muster_tests::{McpClient, MusterConfig, deps};
 use serde_json::{Value, json};
 
 const RESOURCE: &str = "workflows.muster.giantswarm.io";
@@ -19,34 +19,30 @@ fn muster_with_everything() -> MusterConfig {
 
 /// A successful call's inner text.
 fn ok(client: &McpClient, tool: &str, args: Value) -> String {
-    let envelope = client.call(tool, args).unwrap();
-    assert!(!envelope.is_error, "{tool} failed: {}", envelope.raw);
-    envelope.text().to_owned()
+    client.call_ok(tool, args).unwrap()
 }
 
 /// A successful call's inner JSON.
 fn ok_json(client: &McpClient, tool: &str, args: Value) -> Value {
-    let envelope = client.call(tool, args).unwrap();
-    assert!(!envelope.is_error, "{tool} failed: {}", envelope.raw);
-    envelope.json().unwrap()
+    client.call_ok_json(tool, args).unwrap()
 }
 
 /// A failed call's inner text.
 fn failed(client: &McpClient, tool: &str, args: Value) -> String {
-    let envelope: Envelope = client.call(tool, args).unwrap();
-    assert!(envelope.is_error, "{tool} should fail: {}", envelope.raw);
-    envelope.text().to_owned()
+    client.call_err(tool, args).unwrap()
 }
 
 /// Waits until `list_tools` has (`present`) or lacks `tool`. The aggregated catalog follows a
 /// workflow change a moment after the `core_workflow_*` tool answered.
 fn wait_for_tool(client: &McpClient, tool: &str, present: bool) {
-    let mut last = Vec::new();
-    eventually("list_tools", Duration::from_secs(10), || {
-        last = client.reachable_tools().unwrap_or_default();
-        (last.iter().any(|t| t == tool) == present).then_some(())
-    })
-    .unwrap_or_else(|e| panic!("{e}: wanted {tool} present={present}, have {last:?}"));
+    let (present, absent): (&[&str], &[&str]) = if present {
+        (&[tool], &[])
+    } else {
+        (&[], &[tool])
+    };
+    client
+        .wait_for_tools(present, absent, Duration::from_secs(10))
+        .unwrap();
 }
 
 /// The `greet` workflow: one echo of `message` with the `who` argument.

@@ -5,13 +5,13 @@
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
-use muster_tests::{Envelope, MusterConfig, deps};
+use muster_tests::{ConfigDir, Envelope, McpClient, MusterConfig, MusterInstance, deps};
 use serde_json::{Value, json};
 
 const LONG_RUNNING: &str = "x_everything_trigger-long-running-operation";
 
-#[test]
-fn backend_progress_reaches_the_client_before_the_result() {
+/// A `muster serve` with server-everything, and a client session.
+fn muster_with_everything() -> (ConfigDir, MusterInstance, McpClient) {
     let dir = MusterConfig::new()
         .stdio_server("everything", deps::server_everything().unwrap(), ["stdio"])
         .expect_tool(LONG_RUNNING)
@@ -19,6 +19,12 @@ fn backend_progress_reaches_the_client_before_the_result() {
         .unwrap();
     let muster = dir.start().unwrap();
     let client = muster.client().unwrap();
+    (dir, muster, client)
+}
+
+#[test]
+fn backend_progress_reaches_the_client_before_the_result() {
+    let (_dir, _muster, client) = muster_with_everything();
 
     let messages = client
         .request_with_meta(
@@ -76,13 +82,7 @@ fn backend_progress_reaches_the_client_before_the_result() {
 
 #[test]
 fn without_a_progress_token_the_reply_carries_only_the_result() {
-    let dir = MusterConfig::new()
-        .stdio_server("everything", deps::server_everything().unwrap(), ["stdio"])
-        .expect_tool(LONG_RUNNING)
-        .write()
-        .unwrap();
-    let muster = dir.start().unwrap();
-    let client = muster.client().unwrap();
+    let (_dir, _muster, client) = muster_with_everything();
     let messages = client
         .request_with_meta(
             "tools/call",
