@@ -843,3 +843,195 @@ fn probes_and_metrics_answer_without_a_bearer_and_the_mcp_endpoints_do_not() {
     assert_eq!(message.status().as_u16(), 401, "/message without a bearer");
     assert!(message.headers().get("www-authenticate").is_some());
 }
+
+const VALKEY_PASSWORD: &str = "valkey-password-81c3e7";
+
+/// A `redis-server` of its own (Debian package `redis-server`) on a free port, with a
+/// password and without persistence. Killed on drop.
+struct Valkey {
+    child: Child,
+    port: u16,
+}
+
+impl Valkey {
+    fn start() -> Self {
+        let port = free_port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .args(["--requirepass", VALKEY_PASSWORD])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server (Debian package redis-server) must be installed");
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Self { child, port };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("redis-server did not listen on {port}");
+    }
+
+    /// `redis-cli` with the password, its output.
+    fn cli(&self, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-a",
+                VALKEY_PASSWORD,
+                "--no-auth-warning",
+            ])
+            .args(args)
+            .output()
+            .expect("redis-cli (Debian package redis-tools)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Every key under `prefix` with its value, one `key=value` line each.
+    fn dump(&self, prefix: &str) -> String {
+        self.cli(&["--scan", "--pattern", &format!("{prefix}*")])
+            .lines()
+            .filter(|k| !k.is_empty())
+            .map(|key| {
+                let kind = self.cli(&["TYPE", key]);
+                let value = match kind.trim() {
+                    "string" => self.cli(&["GET", key]),
+                    _ => self.cli(&["SMEMBERS", key]),
+                };
+                format!("{key}={}", value.trim())
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for Valkey {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A second muster with the OAuth settings of `s` (the same `baseUrl`, as replicas behind
+/// one address have) plus `extra`, on a port of its own. Its base URL for requests.
+fn replica(s: &Setup, extra: &Value) -> (ConfigDir, MusterInstance, String) {
+    let text = std::fs::read_to_string(s.dir.path().join("config.yaml")).unwrap();
+    let oauth = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("oauth: "))
+        .expect("the setup writes the OAuth settings on one line");
+    let mut oauth: Value = serde_json::from_str(oauth).unwrap();
+    if let (Some(server), Some(e)) = (oauth["server"].as_object_mut(), extra.as_object()) {
+        server.extend(e.clone());
+    }
+    let dir = MusterConfig::new()
+        .aggregator_setting(&format!("oauth: {oauth}"))
+        .ready_on_health()
+        .write()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{}", dir.port());
+    let muster = dir.start().unwrap();
+    (dir, muster, base)
+}
+
+#[test]
+fn valkey_storage_is_shared_by_replicas_sealed_and_survives_restarts() {
+    let valkey = Valkey::start();
+    let key = URL_SAFE_NO_PAD.encode(rand_bytes());
+    let storage = json!({
+        "storage": {"type": "valkey", "valkey": {
+            "url": format!("127.0.0.1:{}", valkey.port), "password": VALKEY_PASSWORD,
+            "keyPrefix": "team-a:",
+        }},
+        "encryptionKey": key,
+    });
+    let mut s = setup(storage.clone());
+    let base = s.base.clone();
+    let mut seen = Seen::default();
+    seen.add(VALKEY_PASSWORD);
+    seen.add(&key);
+    seen.add(CLIENT_SECRET);
+
+    let redirect = "http://127.0.0.1:9/callback";
+    let client = register(&base, redirect);
+    let (verifier, challenge) = pkce();
+    let code = sign_in(&base, &client, redirect, &challenge, &mut seen);
+    let (status, tokens) = redeem(&base, &client, redirect, &code, &verifier);
+    assert_eq!(status, 200, "{tokens}");
+    let access = tokens["access_token"].as_str().unwrap().to_owned();
+    let refresh1 = tokens["refresh_token"].as_str().unwrap().to_owned();
+    seen.add(&access);
+    seen.add(&refresh1);
+
+    // Another replica accepts the token, and refreshes it.
+    let (_b_dir, mut b, b_base) = replica(&s, &json!({}));
+    assert_eq!(initialize_status(&b_base, &access).0, 200);
+    let (status, tokens) = refresh(&b_base, &client, &refresh1);
+    assert_eq!(status, 200, "{tokens}");
+    let access2 = tokens["access_token"].as_str().unwrap().to_owned();
+    seen.add(&access2);
+    seen.add(tokens["refresh_token"].as_str().unwrap());
+    assert_eq!(initialize_status(&base, &access2).0, 200);
+
+    // The rotated refresh token, replayed at the first replica, ends the session on both.
+    let (status, answer) = refresh(&base, &client, &refresh1);
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    assert_eq!(initialize_status(&b_base, &access2).0, 401);
+    assert_eq!(initialize_status(&base, &access2).0, 401);
+
+    // A new sign-in outlives a restart of the replica that issued it.
+    let (verifier, challenge) = pkce();
+    let code = sign_in(&base, &client, redirect, &challenge, &mut seen);
+    let (status, tokens) = redeem(&base, &client, redirect, &code, &verifier);
+    assert_eq!(status, 200, "{tokens}");
+    let access3 = tokens["access_token"].as_str().unwrap().to_owned();
+    seen.add(&access3);
+    seen.add(tokens["refresh_token"].as_str().unwrap());
+    let first_log = s.muster.log();
+    s.muster.kill().unwrap();
+    s.muster = s.dir.start_with_args(&["--debug"]).unwrap();
+    assert_eq!(initialize_status(&base, &access3).0, 200);
+
+    // What Valkey holds: digests and sealed values under the prefix, nothing readable.
+    let dump = valkey.dump("team-a:");
+    assert!(dump.contains("team-a:oauth:family:"), "{dump}");
+    assert!(dump.contains("team-a:oauth:access:"), "{dump}");
+    assert!(
+        !dump.contains(USER),
+        "the user's identity is sealed: {dump}"
+    );
+    assert!(
+        !dump.contains("redirect_uris"),
+        "clients are sealed: {dump}"
+    );
+    seen.assert_absent_from(&[("Valkey", &dump)]);
+
+    // A replica with another key does not read the sessions: the bearer is refused.
+    let other_key = URL_SAFE_NO_PAD.encode(rand_bytes());
+    let (_c_dir, mut c, c_base) = replica(&s, &json!({"encryptionKey": other_key}));
+    assert_eq!(initialize_status(&c_base, &access3).0, 401);
+    c.kill().unwrap();
+
+    // Valkey down: 503, not a 401 that would make the client drop its token.
+    drop(valkey);
+    assert_eq!(initialize_status(&base, &access3).0, 503);
+    let (status, answer) = refresh(&b_base, &client, "any-refresh-token");
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (503, Some("temporarily_unavailable")),
+        "{answer}"
+    );
+    let b_log = b.log();
+    b.kill().unwrap();
+    seen.assert_absent_from(&[
+        ("the first replica's log", &first_log),
+        ("the restarted replica's log", &s.muster.log()),
+        ("the second replica's log", &b_log),
+        ("the refusal", &answer.to_string()),
+    ]);
+}

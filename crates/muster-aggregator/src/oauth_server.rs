@@ -35,6 +35,7 @@ mod principal;
 mod rate_limit;
 mod secrets;
 mod settings;
+mod storage;
 mod store;
 mod trusted;
 mod upstream;
@@ -51,7 +52,7 @@ pub use error::OAuthSetupError;
 use crate::tls::ExtraRoots;
 use rate_limit::RateLimiter;
 use settings::Settings;
-use store::{GrantStore, MemoryGrantStore};
+use store::GrantStore;
 use trusted::TrustedIssuers;
 use upstream::Upstream;
 
@@ -81,6 +82,7 @@ impl OAuthServer {
     /// When a setting is missing or malformed, or a secret file cannot be read.
     pub fn new(config: &OAuthServerConfig, roots: &ExtraRoots) -> Result<Self, OAuthSetupError> {
         let settings = Settings::from_config(config)?;
+        let store = storage::store_of(config)?;
         let http = fetch::client(roots)?;
         let mut audiences = vec![settings.resource.clone()];
         audiences.extend(settings.trusted_audiences.iter().cloned());
@@ -90,7 +92,7 @@ impl OAuthServer {
         Ok(Self {
             inner: Arc::new(Inner {
                 settings,
-                store: Arc::new(MemoryGrantStore::default()),
+                store,
                 upstream,
                 trusted,
                 limiter,

@@ -115,19 +115,6 @@ impl MusterConfig {
         if aggregator.oauth.server.enabled {
             out.extend(aggregator.oauth.server.problems());
         }
-        let server = &aggregator.oauth.server;
-        for (set, key) in [
-            (server.encryption_key.is_some(), "encryptionKey"),
-            (server.encryption_key_file.is_some(), "encryptionKeyFile"),
-        ] {
-            if set {
-                out.push(Violation::new(
-                    format!("aggregator.oauth.server.{key}"),
-                    "encryption at rest applies to the Valkey store, which is not available \
-                     yet; remove the setting",
-                ));
-            }
-        }
         let admin = &aggregator.admin;
         let default_admin = AdminConfig::default();
         for (set, key) in [
@@ -509,11 +496,28 @@ impl OAuthServerConfig {
                 "is required: muster's client id at the provider",
             );
         }
-        if self.storage.kind == OAuthStorageType::Valkey {
-            push(
-                "storage.type",
-                "`valkey` is not available in this muster yet; use `memory`",
-            );
+        let keyed = self.encryption_key.is_some() || self.encryption_key_file.is_some();
+        match self.storage.kind {
+            OAuthStorageType::Valkey if self.storage.valkey.url.trim().is_empty() => push(
+                "storage.valkey.url",
+                "is required with `storage.type: valkey`: `host:port` or a `redis://` URL",
+            ),
+            OAuthStorageType::Valkey => {
+                let url = self.storage.valkey.url.trim();
+                if url.starts_with("rediss://") || url.starts_with("valkeys://") {
+                    push(
+                        "storage.valkey.url",
+                        "TLS connections to Valkey are not supported yet: connect over a \
+                         private network (or through a TLS sidecar) with a `redis://` address",
+                    );
+                }
+            }
+            OAuthStorageType::Memory if keyed => push(
+                "encryptionKey",
+                "encrypts what a shared store keeps at rest; with `storage.type: memory` \
+                 nothing is kept outside the process, so remove it or use `valkey`",
+            ),
+            OAuthStorageType::Memory => {}
         }
         if self.rate_limit.per_minute == 0 {
             push("rateLimit.perMinute", "must be at least 1");

@@ -30,6 +30,8 @@ enum Refusal {
     Invalid(String),
     /// The provider could not be asked.
     Unavailable,
+    /// muster's own store could not be asked.
+    StoreUnavailable,
 }
 
 /// The middleware.
@@ -69,6 +71,11 @@ pub(super) async fn require_bearer(
             "the identity provider is unavailable; try again later",
         )
             .into_response(),
+        Err(Refusal::StoreUnavailable) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "muster's sign-in store is unavailable; try again later",
+        )
+            .into_response(),
         Err(refusal) => {
             if let Refusal::Invalid(reason) = &refusal {
                 limiter.take(addr);
@@ -89,7 +96,11 @@ fn bearer_of(value: &str) -> Option<&str> {
 
 async fn authenticate(server: &OAuthServer, token: &str) -> Result<Authenticated, Refusal> {
     let inner = &server.inner;
-    if let Some(family) = inner.store.access(&digest(token)).await {
+    let found = inner.store.access(&digest(token)).await.map_err(|e| {
+        tracing::warn!(error = %e, "cannot check a bearer against the OAuth store");
+        Refusal::StoreUnavailable
+    })?;
+    if let Some(family) = found {
         let upstream = family
             .grant
             .upstream

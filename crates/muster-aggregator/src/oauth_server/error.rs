@@ -94,12 +94,12 @@ impl IntoResponse for OAuthError {
     }
 }
 
-impl From<super::store::StoreFull> for OAuthError {
-    fn from(full: super::store::StoreFull) -> Self {
+impl From<super::store::StoreError> for OAuthError {
+    fn from(error: super::store::StoreError) -> Self {
         Self::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "temporarily_unavailable",
-            full.to_string(),
+            error.to_string(),
         )
     }
 }

@@ -143,7 +143,7 @@ impl Settings {
 }
 
 /// The inline secret, else the trimmed content of its file, else none.
-fn secret(
+pub(crate) fn secret(
     inline: Option<&SecretString>,
     file: Option<&Path>,
     key: &str,

@@ -3,13 +3,20 @@
 //!
 //! Tokens, codes and `state` values are kept only as digests. Every map is bounded; expired
 //! entries are dropped as new ones come in. [`GrantStore`] is the seam for stores shared by
-//! replicas; [`MemoryGrantStore`] keeps everything in the process.
+//! replicas; [`MemoryGrantStore`] keeps everything in the process, and `ValkeyGrantStore`
+//! (feature `valkey`) in Valkey or Redis.
+
+#[cfg(feature = "valkey")]
+pub(crate) mod sealed;
+#[cfg(feature = "valkey")]
+pub(crate) mod valkey;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
 use muster_core::secret::SecretString;
+use serde::{Deserialize, Serialize};
 
 use super::upstream::UpstreamTokens;
 
@@ -25,7 +32,7 @@ const MAX_ACCESS_TOKENS: usize = 400_000;
 const USED_REFRESH_KEPT: usize = 32;
 
 /// A client registered with `POST /oauth/register` or described by a metadata document.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Client {
     pub(crate) id: String,
     /// Digest of the client secret of a confidential client.
@@ -34,7 +41,7 @@ pub(crate) struct Client {
 }
 
 /// A sign-in sent to the provider, waiting for its callback.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct PendingSignIn {
     pub(crate) client_id: String,
     pub(crate) redirect_uri: String,
@@ -42,13 +49,14 @@ pub(crate) struct PendingSignIn {
     pub(crate) code_challenge: String,
     pub(crate) scope: String,
     pub(crate) resource: String,
+    #[serde(with = "exposed")]
     pub(crate) upstream_verifier: SecretString,
     pub(crate) nonce: String,
     pub(crate) expires: SystemTime,
 }
 
 /// Who signed in, and the provider's tokens of the sign-in.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Grant {
     pub(crate) client_id: String,
     pub(crate) scope: String,
@@ -60,7 +68,7 @@ pub(crate) struct Grant {
 }
 
 /// An authorization code muster issued, waiting to be redeemed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct IssuedCode {
     pub(crate) grant: Grant,
     pub(crate) redirect_uri: String,
@@ -69,7 +77,7 @@ pub(crate) struct IssuedCode {
 }
 
 /// A refresh-token family: one sign-in, refreshed any number of times.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Family {
     pub(crate) id: String,
     pub(crate) grant: Grant,
@@ -88,40 +96,93 @@ pub(crate) enum RefreshUse {
     Unknown,
 }
 
-/// The store was full.
-#[derive(Debug, Clone, Copy, thiserror::Error)]
-#[error("the OAuth store is full; try again later")]
-pub(crate) struct StoreFull;
+/// Why the store could not do what was asked.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum StoreError {
+    /// The store was full.
+    #[error("the OAuth store is full; try again later")]
+    Full,
+    /// The shared store could not be reached or refused the operation. The text names the
+    /// store's address without credentials.
+    #[error("the OAuth store is unavailable ({0}); try again later")]
+    Unavailable(String),
+}
+
+/// What a store operation gives.
+pub(crate) type StoreResult<T> = Result<T, StoreError>;
 
 /// Where the OAuth server keeps its state.
 #[async_trait::async_trait]
 pub(crate) trait GrantStore: Send + Sync + std::fmt::Debug {
-    async fn put_client(&self, client: Client) -> Result<(), StoreFull>;
-    async fn client(&self, id: &str) -> Option<Client>;
-    async fn put_pending(&self, state: String, pending: PendingSignIn) -> Result<(), StoreFull>;
+    async fn put_client(&self, client: Client) -> StoreResult<()>;
+    async fn client(&self, id: &str) -> StoreResult<Option<Client>>;
+    async fn put_pending(&self, state: String, pending: PendingSignIn) -> StoreResult<()>;
     /// Removes and returns the pending sign-in of a `state` digest (single use).
-    async fn take_pending(&self, state: &str) -> Option<PendingSignIn>;
-    async fn put_code(&self, code: String, issued: IssuedCode) -> Result<(), StoreFull>;
+    async fn take_pending(&self, state: &str) -> StoreResult<Option<PendingSignIn>>;
+    async fn put_code(&self, code: String, issued: IssuedCode) -> StoreResult<()>;
     /// Removes and returns the code of a digest (single use).
-    async fn take_code(&self, code: &str) -> Option<IssuedCode>;
+    async fn take_code(&self, code: &str) -> StoreResult<Option<IssuedCode>>;
     /// Starts a family whose current refresh token has digest `refresh`.
-    async fn start_family(&self, family: Family, refresh: String) -> Result<(), StoreFull>;
+    async fn start_family(&self, family: Family, refresh: String) -> StoreResult<()>;
     /// Makes `new_refresh` the family's current refresh token, remembering the old one as
     /// used, and stores `grant` and the new expiry.
-    async fn rotate(&self, id: &str, new_refresh: String, grant: Grant, expires: SystemTime);
-    async fn use_refresh(&self, refresh: &str) -> RefreshUse;
-    async fn family(&self, id: &str) -> Option<Family>;
+    async fn rotate(
+        &self,
+        id: &str,
+        new_refresh: String,
+        grant: Grant,
+        expires: SystemTime,
+    ) -> StoreResult<()>;
+    async fn use_refresh(&self, refresh: &str) -> StoreResult<RefreshUse>;
+    async fn family(&self, id: &str) -> StoreResult<Option<Family>>;
     /// Ends a family: every refresh and access token of it stops working.
-    async fn revoke_family(&self, id: &str);
+    async fn revoke_family(&self, id: &str) -> StoreResult<()>;
     async fn put_access(
         &self,
         access: String,
         family: &str,
         expires: SystemTime,
-    ) -> Result<(), StoreFull>;
+    ) -> StoreResult<()>;
     /// The family of a live access token digest.
-    async fn access(&self, access: &str) -> Option<Family>;
-    async fn revoke_access(&self, access: &str);
+    async fn access(&self, access: &str) -> StoreResult<Option<Family>>;
+    async fn revoke_access(&self, access: &str) -> StoreResult<()>;
+}
+
+/// Serde for a [`SecretString`] kept by a store: written out as the plain value, for the
+/// stores that persist entries (sealed when an encryption key is set).
+pub(crate) mod exposed {
+    use muster_core::secret::{ExposeSecret as _, SecretString};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(value: &SecretString, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(value.expose_secret())
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SecretString, D::Error> {
+        String::deserialize(d).map(SecretString::from)
+    }
+
+    /// The same for an optional secret.
+    pub(crate) mod option {
+        use muster_core::secret::{ExposeSecret as _, SecretString};
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        pub(crate) fn serialize<S: Serializer>(
+            value: &Option<SecretString>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match value {
+                Some(v) => s.serialize_some(v.expose_secret()),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<SecretString>, D::Error> {
+            Option::<String>::deserialize(d).map(|v| v.map(SecretString::from))
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -185,9 +246,9 @@ impl State {
     }
 }
 
-fn room<K, V>(map: &HashMap<K, V>, max: usize) -> Result<(), StoreFull> {
+fn room<K, V>(map: &HashMap<K, V>, max: usize) -> StoreResult<()> {
     if map.len() >= max {
-        Err(StoreFull)
+        Err(StoreError::Full)
     } else {
         Ok(())
     }
@@ -195,7 +256,7 @@ fn room<K, V>(map: &HashMap<K, V>, max: usize) -> Result<(), StoreFull> {
 
 #[async_trait::async_trait]
 impl GrantStore for MemoryGrantStore {
-    async fn put_client(&self, client: Client) -> Result<(), StoreFull> {
+    async fn put_client(&self, client: Client) -> StoreResult<()> {
         let mut state = self.state();
         if !state.clients.contains_key(&client.id) {
             room(&state.clients, MAX_CLIENTS)?;
@@ -204,11 +265,11 @@ impl GrantStore for MemoryGrantStore {
         Ok(())
     }
 
-    async fn client(&self, id: &str) -> Option<Client> {
-        self.state().clients.get(id).cloned()
+    async fn client(&self, id: &str) -> StoreResult<Option<Client>> {
+        Ok(self.state().clients.get(id).cloned())
     }
 
-    async fn put_pending(&self, key: String, pending: PendingSignIn) -> Result<(), StoreFull> {
+    async fn put_pending(&self, key: String, pending: PendingSignIn) -> StoreResult<()> {
         let mut state = self.state();
         if state.pending.len() >= MAX_PENDING {
             state.purge(SystemTime::now());
@@ -218,14 +279,15 @@ impl GrantStore for MemoryGrantStore {
         Ok(())
     }
 
-    async fn take_pending(&self, key: &str) -> Option<PendingSignIn> {
-        self.state()
+    async fn take_pending(&self, key: &str) -> StoreResult<Option<PendingSignIn>> {
+        Ok(self
+            .state()
             .pending
             .remove(key)
-            .filter(|p| p.expires > SystemTime::now())
+            .filter(|p| p.expires > SystemTime::now()))
     }
 
-    async fn put_code(&self, key: String, issued: IssuedCode) -> Result<(), StoreFull> {
+    async fn put_code(&self, key: String, issued: IssuedCode) -> StoreResult<()> {
         let mut state = self.state();
         if state.codes.len() >= MAX_PENDING {
             state.purge(SystemTime::now());
@@ -235,14 +297,15 @@ impl GrantStore for MemoryGrantStore {
         Ok(())
     }
 
-    async fn take_code(&self, key: &str) -> Option<IssuedCode> {
-        self.state()
+    async fn take_code(&self, key: &str) -> StoreResult<Option<IssuedCode>> {
+        Ok(self
+            .state()
             .codes
             .remove(key)
-            .filter(|c| c.expires > SystemTime::now())
+            .filter(|c| c.expires > SystemTime::now()))
     }
 
-    async fn start_family(&self, family: Family, refresh: String) -> Result<(), StoreFull> {
+    async fn start_family(&self, family: Family, refresh: String) -> StoreResult<()> {
         let mut state = self.state();
         if state.families.len() >= MAX_FAMILIES {
             state.purge(SystemTime::now());
@@ -262,10 +325,16 @@ impl GrantStore for MemoryGrantStore {
         Ok(())
     }
 
-    async fn rotate(&self, id: &str, new_refresh: String, grant: Grant, expires: SystemTime) {
+    async fn rotate(
+        &self,
+        id: &str,
+        new_refresh: String,
+        grant: Grant,
+        expires: SystemTime,
+    ) -> StoreResult<()> {
         let mut state = self.state();
         let Some(entry) = state.families.get_mut(id) else {
-            return;
+            return Ok(());
         };
         let old = std::mem::replace(&mut entry.current_refresh, new_refresh.clone());
         entry.used_refresh.push_back(old);
@@ -280,41 +349,39 @@ impl GrantStore for MemoryGrantStore {
             state.refresh_index.remove(&evicted);
         }
         state.refresh_index.insert(new_refresh, id.to_owned());
+        Ok(())
     }
 
-    async fn use_refresh(&self, refresh: &str) -> RefreshUse {
+    async fn use_refresh(&self, refresh: &str) -> StoreResult<RefreshUse> {
         let state = self.state();
         let Some(id) = state.refresh_index.get(refresh) else {
-            return RefreshUse::Unknown;
+            return Ok(RefreshUse::Unknown);
         };
         let Some(entry) = state.live_family(id, SystemTime::now()) else {
-            return RefreshUse::Unknown;
+            return Ok(RefreshUse::Unknown);
         };
-        if entry.current_refresh == refresh {
+        Ok(if entry.current_refresh == refresh {
             RefreshUse::Current(Box::new(entry.family.clone()))
         } else {
             RefreshUse::Replayed(id.clone())
-        }
+        })
     }
 
-    async fn family(&self, id: &str) -> Option<Family> {
-        self.state()
+    async fn family(&self, id: &str) -> StoreResult<Option<Family>> {
+        Ok(self
+            .state()
             .live_family(id, SystemTime::now())
-            .map(|e| e.family.clone())
+            .map(|e| e.family.clone()))
     }
 
-    async fn revoke_family(&self, id: &str) {
+    async fn revoke_family(&self, id: &str) -> StoreResult<()> {
         let mut state = self.state();
         state.families.remove(id);
         state.drop_family_tokens(id);
+        Ok(())
     }
 
-    async fn put_access(
-        &self,
-        key: String,
-        family: &str,
-        expires: SystemTime,
-    ) -> Result<(), StoreFull> {
+    async fn put_access(&self, key: String, family: &str, expires: SystemTime) -> StoreResult<()> {
         let mut state = self.state();
         if state.access.len() >= MAX_ACCESS_TOKENS {
             state.purge(SystemTime::now());
@@ -324,23 +391,27 @@ impl GrantStore for MemoryGrantStore {
         Ok(())
     }
 
-    async fn access(&self, key: &str) -> Option<Family> {
+    async fn access(&self, key: &str) -> StoreResult<Option<Family>> {
         let now = SystemTime::now();
         let state = self.state();
-        let (family, expires) = state.access.get(key)?;
+        let Some((family, expires)) = state.access.get(key) else {
+            return Ok(None);
+        };
         if *expires <= now {
-            return None;
+            return Ok(None);
         }
-        state.live_family(family, now).map(|e| e.family.clone())
+        Ok(state.live_family(family, now).map(|e| e.family.clone()))
     }
 
-    async fn revoke_access(&self, key: &str) {
+    async fn revoke_access(&self, key: &str) -> StoreResult<()> {
         self.state().access.remove(key);
+        Ok(())
     }
 }
 
+/// What every [`GrantStore`] must do, run against each implementation.
 #[cfg(test)]
-mod tests {
+pub(crate) mod contract {
     use std::time::Duration;
 
     use super::*;
@@ -362,9 +433,8 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn rotation_and_replay() {
-        let store = MemoryGrantStore::default();
+    /// Refresh rotation, replay detection and revocation of a family.
+    pub(crate) async fn rotation_and_replay(store: &dyn GrantStore) {
         let later = SystemTime::now() + Duration::from_secs(60);
         let family = Family {
             id: "f".into(),
@@ -374,24 +444,45 @@ mod tests {
         store.start_family(family, "r1".into()).await.unwrap();
         store.put_access("a1".into(), "f", later).await.unwrap();
         assert!(matches!(
-            store.use_refresh("r1").await,
+            store.use_refresh("r1").await.unwrap(),
             RefreshUse::Current(_)
         ));
-        store.rotate("f", "r2".into(), grant(), later).await;
-        assert!(matches!(store.use_refresh("r1").await, RefreshUse::Replayed(ref id) if id == "f"));
+        store
+            .rotate("f", "r2".into(), grant(), later)
+            .await
+            .unwrap();
+        assert!(
+            matches!(store.use_refresh("r1").await.unwrap(), RefreshUse::Replayed(ref id) if id == "f")
+        );
         assert!(matches!(
-            store.use_refresh("r2").await,
+            store.use_refresh("r2").await.unwrap(),
             RefreshUse::Current(_)
         ));
-        assert!(store.access("a1").await.is_some());
-        store.revoke_family("f").await;
-        assert!(store.access("a1").await.is_none());
-        assert!(matches!(store.use_refresh("r2").await, RefreshUse::Unknown));
+        let family = store
+            .access("a1")
+            .await
+            .unwrap()
+            .expect("live access token");
+        assert_eq!(family.grant.subject, "alice");
+        assert!(store.family("f").await.unwrap().is_some());
+        store.revoke_access("a1").await.unwrap();
+        assert!(store.access("a1").await.unwrap().is_none());
+        store.put_access("a2".into(), "f", later).await.unwrap();
+        store.revoke_family("f").await.unwrap();
+        assert!(store.access("a2").await.unwrap().is_none());
+        assert!(store.family("f").await.unwrap().is_none());
+        assert!(matches!(
+            store.use_refresh("r2").await.unwrap(),
+            RefreshUse::Unknown
+        ));
+        assert!(matches!(
+            store.use_refresh("never").await.unwrap(),
+            RefreshUse::Unknown
+        ));
     }
 
-    #[tokio::test]
-    async fn single_use_and_expiry() {
-        let store = MemoryGrantStore::default();
+    /// Codes and pending sign-ins are single use and expire; clients are kept.
+    pub(crate) async fn single_use_and_expiry(store: &dyn GrantStore) {
         let issued = IssuedCode {
             grant: grant(),
             redirect_uri: "http://localhost/cb".into(),
@@ -399,13 +490,66 @@ mod tests {
             expires: SystemTime::now() + Duration::from_secs(60),
         };
         store.put_code("c1".into(), issued.clone()).await.unwrap();
-        assert!(store.take_code("c1").await.is_some());
-        assert!(store.take_code("c1").await.is_none());
+        let taken = store.take_code("c1").await.unwrap().expect("code once");
+        assert_eq!(taken.redirect_uri, "http://localhost/cb");
+        assert!(store.take_code("c1").await.unwrap().is_none());
         let expired = IssuedCode {
             expires: SystemTime::now() - Duration::from_secs(1),
             ..issued
         };
         store.put_code("c2".into(), expired).await.unwrap();
-        assert!(store.take_code("c2").await.is_none());
+        assert!(store.take_code("c2").await.unwrap().is_none());
+
+        let pending = PendingSignIn {
+            client_id: "c".into(),
+            redirect_uri: "http://localhost/cb".into(),
+            client_state: Some("s".into()),
+            code_challenge: "x".into(),
+            scope: "openid".into(),
+            resource: "https://m".into(),
+            upstream_verifier: SecretString::from("verifier".to_owned()),
+            nonce: "n".into(),
+            expires: SystemTime::now() + Duration::from_secs(60),
+        };
+        store.put_pending("p1".into(), pending).await.unwrap();
+        let taken = store
+            .take_pending("p1")
+            .await
+            .unwrap()
+            .expect("pending once");
+        assert_eq!(
+            muster_core::secret::ExposeSecret::expose_secret(&taken.upstream_verifier),
+            "verifier"
+        );
+        assert!(store.take_pending("p1").await.unwrap().is_none());
+
+        let client = Client {
+            id: "client-1".into(),
+            secret_digest: None,
+            redirect_uris: vec!["http://localhost/cb".into()],
+        };
+        store.put_client(client).await.unwrap();
+        let found = store
+            .client("client-1")
+            .await
+            .unwrap()
+            .expect("client kept");
+        assert_eq!(found.redirect_uris, ["http://localhost/cb"]);
+        assert!(store.client("other").await.unwrap().is_none());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn rotation_and_replay() {
+        contract::rotation_and_replay(&MemoryGrantStore::default()).await;
+    }
+
+    #[tokio::test]
+    async fn single_use_and_expiry() {
+        contract::single_use_and_expiry(&MemoryGrantStore::default()).await;
     }
 }

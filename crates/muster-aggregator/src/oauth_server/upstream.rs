@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use muster_core::secret::{ExposeSecret as _, SecretString};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::RwLock;
 
 use super::fetch::{self, FetchError};
@@ -28,10 +28,13 @@ pub(crate) struct ProviderMetadata {
 }
 
 /// Tokens the provider issued for one sign-in.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct UpstreamTokens {
+    #[serde(with = "super::store::exposed")]
     pub(crate) access_token: SecretString,
+    #[serde(with = "super::store::exposed::option")]
     pub(crate) refresh_token: Option<SecretString>,
+    #[serde(with = "super::store::exposed::option")]
     pub(crate) id_token: Option<SecretString>,
     pub(crate) expires_at: Option<SystemTime>,
 }

@@ -138,7 +138,7 @@ pub(crate) async fn find_client(
     client_id: &str,
 ) -> Result<Client, OAuthError> {
     let inner = &server.inner;
-    if let Some(client) = inner.store.client(client_id).await {
+    if let Some(client) = inner.store.client(client_id).await? {
         return Ok(client);
     }
     if inner.settings.enable_cimd && clients::is_metadata_url(client_id) {

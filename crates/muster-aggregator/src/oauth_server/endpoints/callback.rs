@@ -38,9 +38,13 @@ pub(super) async fn callback(
     let Some(state) = get("state") else {
         return OAuthError::invalid_request("state is required").into_response();
     };
-    let Some(pending) = inner.store.take_pending(&digest(state)).await else {
-        tracing::warn!("sign-in callback with an unknown or expired state refused");
-        return OAuthError::invalid_request("unknown or expired state").into_response();
+    let pending = match inner.store.take_pending(&digest(state)).await {
+        Ok(Some(pending)) => pending,
+        Ok(None) => {
+            tracing::warn!("sign-in callback with an unknown or expired state refused");
+            return OAuthError::invalid_request("unknown or expired state").into_response();
+        }
+        Err(e) => return OAuthError::from(e).into_response(),
     };
     let issuer = inner.settings.base_url.clone();
     let back = |params: &[(&str, &str)]| -> Response {

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use super::token::authenticate_client;
 use crate::oauth_server::error::OAuthError;
 use crate::oauth_server::secrets::digest;
-use crate::oauth_server::store::RefreshUse;
+use crate::oauth_server::store::{RefreshUse, StoreError};
 use crate::oauth_server::{OAuthServer, client_addr};
 
 /// The handler.
@@ -33,30 +33,43 @@ pub(super) async fn revoke(State(server): State<OAuthServer>, request: Request) 
         return OAuthError::invalid_request("token is required").into_response();
     };
     let key = digest(token);
-    match inner.store.use_refresh(&key).await {
-        RefreshUse::Current(family) if family.grant.client_id == client.id => {
-            inner.store.revoke_family(&family.id).await;
+    match revoke_token(inner, &key, &client.id).await {
+        Ok(()) => StatusCode::OK.into_response(),
+        Err(e) => OAuthError::from(e).into_response(),
+    }
+}
+
+/// Revokes what `key` (a token digest) names, when it belongs to `client_id`: a refresh
+/// token ends its family, an access token only itself.
+async fn revoke_token(
+    inner: &super::super::Inner,
+    key: &str,
+    client_id: &str,
+) -> Result<(), StoreError> {
+    match inner.store.use_refresh(key).await? {
+        RefreshUse::Current(family) if family.grant.client_id == client_id => {
+            inner.store.revoke_family(&family.id).await?;
         }
         RefreshUse::Replayed(id) => {
             if inner
                 .store
                 .family(&id)
-                .await
-                .is_some_and(|f| f.grant.client_id == client.id)
+                .await?
+                .is_some_and(|f| f.grant.client_id == client_id)
             {
-                inner.store.revoke_family(&id).await;
+                inner.store.revoke_family(&id).await?;
             }
         }
         _ => {
             if inner
                 .store
-                .access(&key)
-                .await
-                .is_some_and(|f| f.grant.client_id == client.id)
+                .access(key)
+                .await?
+                .is_some_and(|f| f.grant.client_id == client_id)
             {
-                inner.store.revoke_access(&key).await;
+                inner.store.revoke_access(key).await?;
             }
         }
     }
-    StatusCode::OK.into_response()
+    Ok(())
 }

@@ -72,7 +72,7 @@ async fn authorization_code(
     let verifier = field("code_verifier")
         .ok_or_else(|| OAuthError::invalid_request("code_verifier is required (PKCE)"))?;
     let issued =
-        inner.store.take_code(&digest(code)).await.ok_or_else(|| {
+        inner.store.take_code(&digest(code)).await?.ok_or_else(|| {
             OAuthError::invalid_grant("the code is unknown, expired or already used")
         })?;
     if issued.grant.client_id != client.id {
@@ -115,10 +115,10 @@ async fn refresh(
         .get("refresh_token")
         .filter(|v| !v.is_empty())
         .ok_or_else(|| OAuthError::invalid_request("refresh_token is required"))?;
-    let family = match inner.store.use_refresh(&digest(presented)).await {
+    let family = match inner.store.use_refresh(&digest(presented)).await? {
         RefreshUse::Current(family) => *family,
         RefreshUse::Replayed(id) => {
-            inner.store.revoke_family(&id).await;
+            inner.store.revoke_family(&id).await?;
             tracing::warn!(
                 client = %client.id,
                 "a rotated refresh token was presented again; the whole token family is revoked"
@@ -169,7 +169,7 @@ async fn refresh(
     inner
         .store
         .rotate(&family.id, digest(&refresh), grant.clone(), expires)
-        .await;
+        .await?;
     let family = Family {
         grant,
         expires,
