@@ -10,7 +10,8 @@
 # callgrind with instrumentation off, makes 50 warm-up calls with mcp-load (`call_tool` ->
 # `x_bench_echo`, one session, concurrency 1), switches it on, makes CALLS calls,
 # switches it off and prints muster's instructions per call (all threads). The backend is
-# not counted. Needs valgrind and the harness binaries (`../shared/perf/run.sh
+# not counted. MUSTER_CONFIG_EXTRA is appended to the generated config.yaml (top-level
+# keys, e.g. `observability: {metrics: {enabled: false}}`), to measure what a setting costs. Needs valgrind and the harness binaries (`../shared/perf/run.sh
 # --setup-only` builds them into ~/.cache/muster-perf); PERF_BIN_DIR names another folder.
 set -euo pipefail
 
@@ -42,6 +43,9 @@ port=$(free_port)
 pids+=($!)
 mkdir -p "$work/config/mcpservers"
 printf 'aggregator:\n  port: %s\n  host: localhost\n' "$port" >"$work/config/config.yaml"
+if [ -n "${MUSTER_CONFIG_EXTRA:-}" ]; then
+    printf '%s\n' "$MUSTER_CONFIG_EXTRA" >>"$work/config/config.yaml"
+fi
 cat >"$work/config/mcpservers/bench.yaml" <<EOF
 apiVersion: muster.giantswarm.io/v1alpha1
 kind: MCPServer
