@@ -56,6 +56,13 @@ def health_ms(port):
     return (time.monotonic() - start) * 1000
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of `pid` so far (shows the jq step was spinning)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def one_run(muster):
     with tempfile.TemporaryDirectory() as work:
         port = free_port()
@@ -100,11 +107,12 @@ def one_run(muster):
             threading.Thread(target=caller, daemon=True).start()
             time.sleep(1.0)
             probes = [health_ms(port) for _ in range(10)]
+            cpu = cpu_seconds(proc.pid)
             start = time.monotonic()
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=60)
             exit_ms = (time.monotonic() - start) * 1000
-            return exit_ms, max(probes), proc.returncode
+            return exit_ms, max(probes), proc.returncode, cpu
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -116,10 +124,11 @@ def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     exits = []
     for i in range(runs):
-        exit_ms, worst_health, code = one_run(muster)
+        exit_ms, worst_health, code, cpu = one_run(muster)
         exits.append(exit_ms)
         print(f"run {i + 1}: exit after SIGTERM {exit_ms:.0f} ms (exit code {code}); "
-              f"slowest /health during the jq step {worst_health:.1f} ms")
+              f"slowest /health during the jq step {worst_health:.1f} ms; "
+              f"muster's CPU before SIGTERM {cpu:.2f} s")
     print(f"median exit after SIGTERM: {statistics.median(exits):.0f} ms over {runs} runs")
 
 
