@@ -42,6 +42,8 @@ pub(crate) mod health;
 #[cfg(feature = "http-client")]
 mod http;
 mod inner;
+#[cfg(feature = "http-client")]
+mod lean_call;
 mod lifecycle;
 #[cfg(feature = "stdio")]
 mod line_limit;
@@ -51,7 +53,11 @@ mod progress;
 mod reaper;
 mod secrets;
 #[cfg(feature = "http-client")]
+mod session_tap;
+#[cfg(feature = "http-client")]
 mod sse;
+#[cfg(feature = "http-client")]
+mod sse_reply;
 mod state;
 mod status;
 mod stderr_tail;
@@ -80,7 +86,7 @@ pub use error::BackendError;
 pub use handler::CLIENT_NAME;
 pub use headers::NO_SECRET_READER;
 pub use options::{
-    BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_MAX_BACKOFF,
+    BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_LEAN_CALLS, ENV_MAX_BACKOFF,
     ENV_RETRY_INTERVAL, OptionsError, ProtocolMode,
 };
 #[cfg(feature = "stdio")]

@@ -11,6 +11,7 @@ mod backend {
     pub(crate) mod support;
 
     mod faults;
+    mod lean;
     mod lifecycle;
     mod processes;
     mod remote;

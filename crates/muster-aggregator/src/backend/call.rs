@@ -71,23 +71,30 @@ pub(crate) fn live_connection(inner: &Weak<Inner>) -> Result<(Arc<Connection>, S
 
 /// Sends `notifications/cancelled` for a request unless disarmed; on drop it does so from a
 /// task, so a caller that drops the call future still frees the server.
-struct CancelGuard {
+pub(crate) struct CancelGuard {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
 }
 
 impl CancelGuard {
+    /// Armed for the request `id` sent through (or beside) `peer`.
+    pub(crate) fn new(peer: Peer<RoleClient>, id: RequestId) -> Self {
+        Self { peer, id: Some(id) }
+    }
+
     fn params(id: RequestId) -> CancelledNotificationParam {
         CancelledNotificationParam::new(Some(id), Some(CANCELLED_BY_CALLER.to_owned()))
     }
 
-    async fn cancel_now(&mut self) {
+    /// Sends the notification now.
+    pub(crate) async fn cancel_now(&mut self) {
         if let Some(id) = self.id.take() {
             let _ = self.peer.notify_cancelled(Self::params(id)).await;
         }
     }
 
-    fn disarm(&mut self) {
+    /// The request finished: nothing to cancel.
+    pub(crate) fn disarm(&mut self) {
         self.id = None;
     }
 }
@@ -105,8 +112,44 @@ impl Drop for CancelGuard {
     }
 }
 
-/// Calls one tool on a live connection.
+/// Calls one tool on a live connection: on the lean hop when the connection has one and the
+/// call needs nothing only the rmcp path does, else through rmcp's client.
 pub(crate) async fn forward(
+    inner: &Weak<Inner>,
+    conn: &Connection,
+    provider: &str,
+    call: ToolCall,
+) -> Result<CallToolResult, ToolError> {
+    #[cfg(feature = "http-client")]
+    if call.context.caller_requests.is_none()
+        && let Some(lean) = &conn.lean
+        && let Some(session) = lean.session_for(call.name.as_str())
+        && !(lean.is_stateless_era() && promotes_arguments(inner, call.name.as_str()))
+    {
+        match lean.call(&conn.peer, provider, &session, &call).await {
+            super::lean_call::Outcome::Done(result) => return result,
+            super::lean_call::Outcome::Refused => {
+                tracing::debug!(server = %provider, "the lean call was refused; sending it through the client");
+            }
+        }
+    }
+    forward_rmcp(conn, provider, call).await
+}
+
+/// Whether the catalog's schema of `tool` promotes arguments to `Mcp-Param-*` headers.
+#[cfg(feature = "http-client")]
+fn promotes_arguments(inner: &Weak<Inner>, tool: &str) -> bool {
+    let Some(backend) = inner.upgrade() else {
+        return false;
+    };
+    let catalog = backend.lock().catalog.clone();
+    catalog
+        .tool(tool)
+        .is_some_and(|t| super::lean_call::has_param_headers(&t.input_schema))
+}
+
+/// Calls one tool through rmcp's client.
+async fn forward_rmcp(
     conn: &Connection,
     provider: &str,
     call: ToolCall,
@@ -140,10 +183,7 @@ pub(crate) async fn forward(
         .progress
         .clone()
         .map(|sink| conn.progress.register(handle.progress_token.clone(), sink));
-    let mut guard = CancelGuard {
-        peer: conn.peer.clone(),
-        id: Some(handle.id.clone()),
-    };
+    let mut guard = CancelGuard::new(conn.peer.clone(), handle.id.clone());
     let response = tokio::select! {
         biased;
         () = call.context.cancellation.cancelled() => {
@@ -155,7 +195,15 @@ pub(crate) async fn forward(
     guard.disarm();
     drop(progress);
     drop(caller);
-    match response.map_err(|e| tool_error(provider, e))? {
+    tool_result(provider, response.map_err(|e| tool_error(provider, e))?)
+}
+
+/// The result of a `tools/call` the server answered with `result`.
+pub(crate) fn tool_result(
+    provider: &str,
+    result: ServerResult,
+) -> Result<CallToolResult, ToolError> {
+    match result {
         ServerResult::CallToolResult(mut result) => {
             result.result_type.get_or_insert(ResultType::COMPLETE);
             Ok(result)
@@ -220,7 +268,7 @@ impl tower::Service<ToolCall> for UpstreamCall {
         let redactor = self.redactor.clone();
         Box::pin(async move {
             let (conn, provider) = live_connection(&inner)?;
-            forward(&conn, &provider, call)
+            forward(&inner, &conn, &provider, call)
                 .await
                 .map(|result| redact_error_result(&redactor, result))
                 .map_err(|e| e.redacted(&redactor))

@@ -35,6 +35,9 @@ pub trait Connector: Send + Sync + fmt::Debug {
 /// A live, initialized connection: the running client and, for stdio, its process.
 pub(crate) struct Opened {
     pub(crate) running: RunningService<RoleClient, UpstreamHandler>,
+    /// The lean hop of `tools/call`, for streamable-HTTP servers.
+    #[cfg(feature = "http-client")]
+    pub(crate) lean: Option<std::sync::Arc<super::lean_call::LeanHop>>,
     #[cfg(feature = "stdio")]
     pub(crate) child: Option<ChildProcess>,
 }
@@ -122,6 +125,8 @@ async fn open_inner(
             .map_err(|e| init_failure(&e))?;
         return Ok(Opened {
             running,
+            #[cfg(feature = "http-client")]
+            lean: None,
             #[cfg(feature = "stdio")]
             child: None,
         });
@@ -131,10 +136,11 @@ async fn open_inner(
         Transport::Stdio(stdio) => super::stdio::open(stdio, options, handler, ct).await,
         #[cfg(feature = "http-client")]
         Transport::StreamableHttp(remote) => {
-            let running =
+            let (running, lean) =
                 super::http::open(remote, spec.timeout(), options, redactor, handler, ct).await?;
             Ok(Opened {
                 running,
+                lean,
                 #[cfg(feature = "stdio")]
                 child: None,
             })
@@ -145,6 +151,7 @@ async fn open_inner(
                 super::sse::open(remote, spec.timeout(), options, redactor, handler, ct).await?;
             Ok(Opened {
                 running,
+                lean: None,
                 #[cfg(feature = "stdio")]
                 child: None,
             })

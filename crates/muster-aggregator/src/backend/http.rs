@@ -2,6 +2,7 @@
 //! (TCP_NODELAY, connect timeout).
 
 use futures::future::BoxFuture;
+use std::sync::Arc;
 use std::time::Duration;
 
 use muster_core::resource::mcp_server::RemoteTransport;
@@ -16,7 +17,15 @@ use super::connect::{init_failure, serve};
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
 use super::headers::resolve_headers;
+use super::lean_call::LeanHop;
 use super::options::BackendOptions;
+use super::session_tap::{SessionSlot, SessionTap};
+
+/// A running client and the lean hop beside it.
+type Running = (
+    RunningService<RoleClient, UpstreamHandler>,
+    Option<Arc<LeanHop>>,
+);
 
 /// The HTTP client of remote backends: no Nagle delay, connects bounded by `timeout`,
 /// trusting the extra CA certificates of `options`.
@@ -33,7 +42,8 @@ pub(crate) fn http_client(
         .map_err(|e| Failure::new(FailureKind::Permanent, format!("building HTTP client: {e}")))
 }
 
-/// Connects and initializes a streamable-HTTP server.
+/// Connects and initializes a streamable-HTTP server; the lean hop of `tools/call` shares
+/// the client's HTTP connection pool and learns the session from its requests.
 pub(crate) fn open<'a>(
     remote: &'a RemoteTransport,
     timeout: Duration,
@@ -41,7 +51,7 @@ pub(crate) fn open<'a>(
     redactor: &'a Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
-) -> BoxFuture<'a, Result<RunningService<RoleClient, UpstreamHandler>, Failure>> {
+) -> BoxFuture<'a, Result<Running, Failure>> {
     Box::pin(open_inner(remote, timeout, options, redactor, handler, ct))
 }
 
@@ -52,7 +62,7 @@ async fn open_inner(
     redactor: &Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
-) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
+) -> Result<Running, Failure> {
     let headers = resolve_headers(remote, options, redactor).await?;
     check_client_credentials(remote, options, redactor).await?;
     let config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str())
@@ -60,15 +70,40 @@ async fn open_inner(
         .max_sse_event_size(options.max_result_bytes)
         .max_json_response_size(options.max_result_bytes);
     let http = http_client(timeout, options)?;
-    if let Some(source) = &options.bearer {
-        let client = super::bearer::BearerClient::new(http, std::sync::Arc::clone(source));
-        let transport = StreamableHttpClientTransport::with_client(client, config);
-        return serve(handler, transport, options, ct)
-            .await
-            .map_err(|e| init_failure(&e));
+    let slot = SessionSlot::default();
+    let relist = handler.relist.clone();
+    let lean_http = http.clone();
+    let running = if let Some(source) = &options.bearer {
+        let client = super::bearer::BearerClient::new(http, Arc::clone(source));
+        let transport = StreamableHttpClientTransport::with_client(
+            SessionTap::new(client, slot.clone()),
+            config,
+        );
+        serve(handler, transport, options, ct).await
+    } else {
+        let transport =
+            StreamableHttpClientTransport::with_client(SessionTap::new(http, slot.clone()), config);
+        serve(handler, transport, options, ct).await
     }
-    let transport = StreamableHttpClientTransport::with_client(http, config);
-    serve(handler, transport, options, ct)
-        .await
-        .map_err(|e| init_failure(&e))
+    .map_err(|e| init_failure(&e))?;
+    let protocol = running
+        .peer()
+        .peer_info()
+        .map(|i| i.protocol_version.clone());
+    let lean = options
+        .lean_calls
+        .then(|| {
+            LeanHop::new(
+                lean_http,
+                remote.url.as_str(),
+                options.bearer.clone(),
+                slot,
+                options.max_result_bytes,
+                relist,
+                protocol.as_ref(),
+            )
+        })
+        .flatten()
+        .map(Arc::new);
+    Ok((running, lean))
 }

@@ -28,6 +28,9 @@ pub(crate) struct Connection {
     pub(crate) progress: ProgressRouter,
     /// Routes the server's requests to the callers of the calls in flight.
     pub(crate) callers: CallerRouter,
+    /// The lean hop of `tools/call` (streamable-HTTP servers with a session).
+    #[cfg(feature = "http-client")]
+    pub(crate) lean: Option<Arc<super::lean_call::LeanHop>>,
     /// Cancelling it closes the connection and ends its tasks.
     pub(crate) stop: CancellationToken,
     /// The task that owns the client (and the process) and reaps them.

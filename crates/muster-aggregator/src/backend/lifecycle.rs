@@ -128,6 +128,7 @@ impl Inner {
                     running,
                     #[cfg(feature = "stdio")]
                     child,
+                    ..
                 } = opened;
                 let _ = running.waiting().await;
                 #[cfg(feature = "stdio")]
@@ -153,6 +154,8 @@ impl Inner {
         } = ready;
         let Opened {
             running,
+            #[cfg(feature = "http-client")]
+            lean,
             #[cfg(feature = "stdio")]
             child,
         } = opened;
@@ -168,6 +171,8 @@ impl Inner {
             peer: peer.clone(),
             progress: handler.progress.clone(),
             callers: handler.callers.clone(),
+            #[cfg(feature = "http-client")]
+            lean,
             stop: stop.clone(),
             supervisor: Mutex::new(None),
         });

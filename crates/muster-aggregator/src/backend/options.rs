@@ -19,6 +19,11 @@ pub const ENV_RETRY_INTERVAL: &str = "MUSTER_ORCHESTRATOR_RETRY_INTERVAL";
 /// Environment variable with the longest reconnect wait (Go duration, default `2m`).
 pub const ENV_MAX_BACKOFF: &str = "MUSTER_MCPSERVER_MAX_BACKOFF";
 
+/// Environment variable that turns the lean hop of `tools/call` to streamable-HTTP servers
+/// off (`false`) or on (`true`, the default): with it off, every call goes through rmcp's
+/// client.
+pub const ENV_LEAN_CALLS: &str = "MUSTER_MCPSERVER_LEAN_CALLS";
+
 /// Default of [`BackendOptions::max_result_bytes`] (16 MiB).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
 
@@ -47,6 +52,14 @@ pub enum OptionsError {
         #[source]
         source: DurationError,
     },
+    /// Neither `true` nor `false`.
+    #[error("{variable}: expected true or false, got {value:?}")]
+    Bool {
+        /// The variable.
+        variable: &'static str,
+        /// The value given.
+        value: String,
+    },
     /// An interval of zero, where the variable needs a positive one.
     #[error("{variable}: the interval must be longer than zero, got {value:?}")]
     Zero {
@@ -61,9 +74,9 @@ impl OptionsError {
     /// The variable whose value is refused.
     pub fn variable(&self) -> &'static str {
         match self {
-            OptionsError::Duration { variable, .. } | OptionsError::Zero { variable, .. } => {
-                variable
-            }
+            OptionsError::Duration { variable, .. }
+            | OptionsError::Zero { variable, .. }
+            | OptionsError::Bool { variable, .. } => variable,
         }
     }
 }
@@ -108,6 +121,9 @@ pub struct BackendOptions {
     /// request; `None` sends only the spec's headers.
     #[cfg(feature = "http-client")]
     pub bearer: Option<Arc<dyn super::bearer::BearerSource>>,
+    /// Whether `tools/call` to streamable-HTTP servers may take the lean hop beside rmcp's
+    /// client (default `true`).
+    pub lean_calls: bool,
 }
 
 impl Default for BackendOptions {
@@ -129,6 +145,7 @@ impl Default for BackendOptions {
             #[cfg(feature = "http-client")]
             extra_roots: crate::tls::ExtraRoots::default(),
             bearer: None,
+            lean_calls: true,
         }
     }
 }
@@ -192,6 +209,16 @@ impl BackendOptions {
                 });
             }
             options.health_interval = Some(interval);
+        }
+        match var(ENV_LEAN_CALLS).as_deref().map(str::trim) {
+            None | Some("" | "true") => {}
+            Some("false") => options.lean_calls = false,
+            Some(other) => {
+                return Err(OptionsError::Bool {
+                    variable: ENV_LEAN_CALLS,
+                    value: other.to_owned(),
+                });
+            }
         }
         Ok(options)
     }
@@ -302,11 +329,27 @@ mod tests {
     }
 
     #[test]
+    fn lean_calls_from_variables() {
+        let with = |value: &'static str| {
+            BackendOptions::from_vars(move |v| (v == ENV_LEAN_CALLS).then(|| value.to_owned()))
+        };
+        assert!(with("true").unwrap().lean_calls);
+        assert!(!with("false").unwrap().lean_calls);
+        let e = with("off").unwrap_err();
+        assert_eq!(e.variable(), ENV_LEAN_CALLS);
+        assert_eq!(
+            e.to_string(),
+            "MUSTER_MCPSERVER_LEAN_CALLS: expected true or false, got \"off\""
+        );
+    }
+
+    #[test]
     fn defaults_without_variables() {
         let o = BackendOptions::from_vars(|_| None).unwrap();
         assert_eq!(o.backoff, Backoff::default());
         assert_eq!(o.backoff.delay(3), Duration::from_secs(120));
         assert_eq!(o.health_interval, Some(Duration::from_secs(30)));
+        assert!(o.lean_calls);
     }
 
     #[test]

@@ -206,6 +206,8 @@ async fn open_inner(
     match serve(handler, (limited, stdin), options, ct).await {
         Ok(running) => Ok(Opened {
             running,
+            #[cfg(feature = "http-client")]
+            lean: None,
             child: Some(child),
         }),
         Err(error) => {

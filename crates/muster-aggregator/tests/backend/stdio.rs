@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use muster_aggregator::backend::{Backend, ProtocolMode, ServiceState};
 use muster_core::resource::mcp_server::{McpServerState, Transport};
-use muster_core::tool::{CallContext, CallerChannel, CallerRequests, ToolProvider};
+use muster_core::tool::{CallContext, CallerChannel, ToolProvider};
 use serde_json::json;
 use tower::ServiceExt;
 
@@ -158,7 +158,18 @@ async fn python_server_adds_with_structured_content() {
         .collect();
     assert_eq!(
         names,
-        ["add", "slow", "progress", "meta", "roots", "blob", "crash"]
+        [
+            "add",
+            "slow",
+            "progress",
+            "meta",
+            "roots",
+            "request_id",
+            "wait_for_cancel",
+            "cancellations",
+            "blob",
+            "crash"
+        ]
     );
     let result = backend
         .service()
@@ -245,51 +256,6 @@ async fn the_callers_meta_goes_upstream() {
     assert_eq!(seen["traceparent"], traceparent, "{seen}");
     assert_eq!(seen["example.com/tenant"], "acme", "{seen}");
     backend.stop().await;
-}
-
-/// A caller that answers roots/list with one root and refuses the rest.
-struct RootsCaller;
-
-#[allow(
-    deprecated,
-    reason = "roots and sampling are still sent by 2025-11-25 servers"
-)]
-impl CallerRequests for RootsCaller {
-    fn create_message(
-        &self,
-        _: rmcp::model::CreateMessageRequestParams,
-    ) -> futures::future::BoxFuture<
-        'static,
-        Result<rmcp::model::CreateMessageResult, rmcp::model::ErrorData>,
-    > {
-        Box::pin(std::future::ready(Err(
-            rmcp::model::ErrorData::internal_error("not asked in this test", None),
-        )))
-    }
-
-    fn create_elicitation(
-        &self,
-        _: rmcp::model::ElicitRequestParams,
-    ) -> futures::future::BoxFuture<
-        'static,
-        Result<rmcp::model::ElicitResult, rmcp::model::ErrorData>,
-    > {
-        Box::pin(std::future::ready(Err(
-            rmcp::model::ErrorData::internal_error("not asked in this test", None),
-        )))
-    }
-
-    fn list_roots(
-        &self,
-    ) -> futures::future::BoxFuture<
-        'static,
-        Result<rmcp::model::ListRootsResult, rmcp::model::ErrorData>,
-    > {
-        let roots = vec![rmcp::model::Root::new("file:///caller-root")];
-        Box::pin(std::future::ready(Ok(rmcp::model::ListRootsResult::new(
-            roots,
-        ))))
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -247,3 +247,48 @@ pub(crate) async fn eventually(what: &str, pred: impl Fn() -> bool) {
     }
     panic!("timed out waiting for {what}");
 }
+
+/// A caller that answers roots/list with one root and refuses the rest.
+pub(crate) struct RootsCaller;
+
+#[allow(
+    deprecated,
+    reason = "roots and sampling are still sent by 2025-11-25 servers"
+)]
+impl muster_core::tool::CallerRequests for RootsCaller {
+    fn create_message(
+        &self,
+        _: rmcp::model::CreateMessageRequestParams,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<rmcp::model::CreateMessageResult, rmcp::model::ErrorData>,
+    > {
+        Box::pin(std::future::ready(Err(
+            rmcp::model::ErrorData::internal_error("not asked in this test", None),
+        )))
+    }
+
+    fn create_elicitation(
+        &self,
+        _: rmcp::model::ElicitRequestParams,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<rmcp::model::ElicitResult, rmcp::model::ErrorData>,
+    > {
+        Box::pin(std::future::ready(Err(
+            rmcp::model::ErrorData::internal_error("not asked in this test", None),
+        )))
+    }
+
+    fn list_roots(
+        &self,
+    ) -> futures::future::BoxFuture<
+        'static,
+        Result<rmcp::model::ListRootsResult, rmcp::model::ErrorData>,
+    > {
+        let roots = vec![rmcp::model::Root::new("file:///caller-root")];
+        Box::pin(std::future::ready(Ok(rmcp::model::ListRootsResult::new(
+            roots,
+        ))))
+    }
+}

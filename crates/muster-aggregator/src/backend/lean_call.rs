@@ -1,0 +1,627 @@
+//! The lean hop of a `tools/call` to a streamable-HTTP server: one POST on the pooled
+//! keep-alive connection of the backend's HTTP client, in the MCP session rmcp negotiated
+//! (or, on 2026-07-28 connections, with the per-request `_meta` and headers rmcp would
+//! send), the body written once, the reply read as `application/json` or as an SSE stream
+//! parsed as it arrives. No client worker task, no channel hops.
+//!
+//! It keeps what the rmcp path does: the caller's progress token and `_meta` (trace context)
+//! go upstream; progress notifications inside the reply reach the caller in order, before
+//! the result; a caller that gives up (or drops the call) makes muster send
+//! `notifications/cancelled`; `list_changed` notifications re-list the catalog. A call whose
+//! caller can be asked (sampling, elicitation, roots) takes the rmcp path, which relays the
+//! server's requests; on the lean hop the server's requests are answered as rmcp answers them
+//! for a call without such a caller. A reply that refuses the request before the server ran
+//! it (any 4xx: an expired session, a token to refresh, ...) sends the call again on the rmcp
+//! path, which re-initializes, refreshes and reports exactly as before.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures::StreamExt;
+use muster_core::secret::ExposeSecret;
+use muster_core::tool::{ProgressSink, ProgressUpdate, ToolCall, ToolError};
+use rmcp::model::{
+    CallToolResult, ErrorCode, ErrorData, JsonObject, NumberOrString, ProtocolVersion,
+    RequestMetaObject, ResultType, ServerResult,
+};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::Notify;
+
+use super::bearer::BearerSource;
+use super::call::CancelGuard;
+use super::session_tap::{SessionHeaders, SessionSlot};
+use super::sse_reply::SseReader;
+
+const ACCEPT: &str = "application/json, text/event-stream";
+const SESSION_HEADER: &str = "mcp-session-id";
+/// The 2026-07-28 standard headers of a request.
+const METHOD_HEADER: &str = "mcp-method";
+const NAME_HEADER: &str = "mcp-name";
+/// The prefix of the request ids of lean calls; rmcp numbers its own requests.
+const ID_PREFIX: &str = "muster-";
+
+/// What a lean call came to.
+pub(crate) enum Outcome {
+    /// The call's result or error.
+    Done(Result<CallToolResult, ToolError>),
+    /// The server refused the request without running it: send it on the rmcp path.
+    Refused,
+}
+
+/// The lean hop of one connection.
+#[derive(Debug)]
+pub(crate) struct LeanHop {
+    http: reqwest::Client,
+    uri: reqwest::Url,
+    bearer: Option<Arc<dyn BearerSource>>,
+    session: SessionSlot,
+    max_bytes: usize,
+    relist: Arc<Notify>,
+    next_id: AtomicU64,
+    /// On 2026-07-28 connections: the `_meta` every request carries (protocol version,
+    /// client info and capabilities), as rmcp stamps it.
+    stamp: Option<JsonObject>,
+}
+
+/// One JSON-RPC message of the server, its parts left raw.
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    error: Option<ErrorData>,
+}
+
+/// `params` of `notifications/progress`.
+#[derive(Deserialize)]
+struct ProgressParams<'a> {
+    #[serde(rename = "progressToken", borrow)]
+    token: &'a RawValue,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<String>,
+}
+
+/// The request body, serialized in one pass.
+#[derive(serde::Serialize)]
+struct Request<'a> {
+    jsonrpc: &'static str,
+    id: &'a str,
+    method: &'static str,
+    params: Params<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct Params<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a JsonObject>,
+    #[serde(rename = "_meta", skip_serializing_if = "Meta::is_empty")]
+    meta: Meta<'a>,
+}
+
+struct Meta<'a> {
+    /// What the connection's requests carry; the caller's keys win over it.
+    stamp: Option<&'a JsonObject>,
+    caller: Option<&'a JsonObject>,
+    progress_token: Option<&'a str>,
+}
+
+impl Meta<'_> {
+    fn is_empty(&self) -> bool {
+        self.stamp.is_none_or(JsonObject::is_empty)
+            && self.caller.is_none_or(JsonObject::is_empty)
+            && self.progress_token.is_none()
+    }
+}
+
+impl serde::Serialize for Meta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(stamp) = self.stamp {
+            for (key, value) in stamp {
+                if self.caller.is_none_or(|c| !c.contains_key(key)) && key != "progressToken" {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+        }
+        if let Some(caller) = self.caller {
+            for (key, value) in caller {
+                if key != "progressToken" {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+        }
+        if let Some(token) = self.progress_token {
+            map.serialize_entry("progressToken", token)?;
+        }
+        map.end()
+    }
+}
+
+/// What the reply of one call is read with.
+struct Exchange<'a> {
+    hop: &'a LeanHop,
+    provider: &'a str,
+    session: &'a SessionHeaders,
+    /// The request id as JSON (`"muster-7"`).
+    id_json: String,
+    progress: Option<&'a ProgressSink>,
+}
+
+impl LeanHop {
+    /// The lean hop of a connection to `uri` whose session `session` records, on a
+    /// connection that negotiated `protocol`.
+    pub(crate) fn new(
+        http: reqwest::Client,
+        uri: &str,
+        bearer: Option<Arc<dyn BearerSource>>,
+        session: SessionSlot,
+        max_bytes: usize,
+        relist: Arc<Notify>,
+        protocol: Option<&ProtocolVersion>,
+    ) -> Option<Self> {
+        let stamp = match protocol {
+            Some(version) if !version.has_initialize() => {
+                let info = super::handler::client_info();
+                let mut meta = RequestMetaObject::default();
+                meta.set_protocol_version(version.clone());
+                meta.set_client_info(info.client_info);
+                meta.set_client_capabilities(info.capabilities);
+                Some(meta.0.0)
+            }
+            Some(_) => None,
+            None => return None,
+        };
+        Some(Self {
+            http,
+            uri: reqwest::Url::parse(uri).ok()?,
+            bearer,
+            session,
+            max_bytes,
+            relist,
+            next_id: AtomicU64::new(0),
+            stamp,
+        })
+    }
+
+    /// The session a lean call of the tool `name` would use; `None` when the call must
+    /// take the rmcp path (no session recorded yet, or a 2026-07-28 tool name that needs
+    /// the Base64 header form).
+    pub(crate) fn session_for(&self, name: &str) -> Option<SessionHeaders> {
+        if self.stamp.is_some() && !plain_header_value(name) {
+            return None;
+        }
+        self.session.current()
+    }
+
+    /// Whether calls carry the 2026-07-28 per-request headers (and so the tool's
+    /// `x-mcp-header` arguments, which only rmcp's client promotes).
+    pub(crate) fn is_stateless_era(&self) -> bool {
+        self.stamp.is_some()
+    }
+
+    /// Calls the tool of `call` in `session`.
+    pub(crate) async fn call(
+        &self,
+        peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
+        provider: &str,
+        session: &SessionHeaders,
+        call: &ToolCall,
+    ) -> Outcome {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{ID_PREFIX}{n}");
+        let progress = call.context.progress.as_ref();
+        let body = Request {
+            jsonrpc: "2.0",
+            id: &id,
+            method: "tools/call",
+            params: Params {
+                name: call.name.as_str(),
+                arguments: call.arguments.as_ref(),
+                meta: Meta {
+                    stamp: self.stamp.as_ref(),
+                    caller: call.context.request_meta.as_ref(),
+                    progress_token: progress.map(|_| id.as_str()),
+                },
+            },
+        };
+        let body = match serde_json::to_vec(&body) {
+            Ok(body) => body,
+            Err(e) => {
+                return Outcome::Done(Err(ToolError::failed(format!("encoding the call: {e}"))));
+            }
+        };
+        let mut request = self
+            .http
+            .post(self.uri.clone())
+            .headers((*session.headers).clone())
+            .header(http::header::ACCEPT, ACCEPT)
+            .header(http::header::CONTENT_TYPE, "application/json");
+        if let Some(session_id) = &session.session_id {
+            request = request.header(SESSION_HEADER, &**session_id);
+        }
+        if self.stamp.is_some() {
+            request = request
+                .header(METHOD_HEADER, "tools/call")
+                .header(NAME_HEADER, call.name.as_str());
+        }
+        if let Some(source) = &self.bearer
+            && let Some(token) = source.token().await
+        {
+            request = request.bearer_auth(token.expose_secret());
+        }
+        // From here on the server may be running the call: giving up tells it so.
+        let mut guard = CancelGuard::new(peer.clone(), NumberOrString::String(id.as_str().into()));
+        let exchange = Exchange {
+            hop: self,
+            provider,
+            session,
+            id_json: format!("\"{id}\""),
+            progress,
+        };
+        let outcome = tokio::select! {
+            biased;
+            () = call.context.cancellation.cancelled() => {
+                guard.cancel_now().await;
+                return Outcome::Done(Err(ToolError::Cancelled));
+            }
+            outcome = exchange.run(request.body(body)) => outcome,
+        };
+        guard.disarm();
+        outcome
+    }
+}
+
+impl Exchange<'_> {
+    fn transport_error(&self, error: impl std::fmt::Display, retryable: bool) -> ToolError {
+        ToolError::Backend {
+            provider: self.provider.to_owned(),
+            retryable,
+            source: error.to_string().into(),
+        }
+    }
+
+    async fn run(&self, request: reqwest::RequestBuilder) -> Outcome {
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                return Outcome::Done(Err(
+                    self.transport_error(format_args!("sending the call: {e}"), true)
+                ));
+            }
+        };
+        let status = response.status();
+        if status == reqwest::StatusCode::NOT_FOUND
+            && let Some(session_id) = &self.session.session_id
+        {
+            self.hop.session.forget(session_id);
+        }
+        if status.is_client_error() {
+            return Outcome::Refused;
+        }
+        let is_sse = response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.trim_start().starts_with("text/event-stream"));
+        let result = if is_sse {
+            self.read_sse(response).await
+        } else {
+            self.read_json(response, status).await
+        };
+        Outcome::Done(result)
+    }
+
+    async fn read_json(
+        &self,
+        response: reqwest::Response,
+        status: reqwest::StatusCode,
+    ) -> Result<CallToolResult, ToolError> {
+        let body = self.bounded_body(response).await?;
+        match serde_json::from_slice::<Incoming<'_>>(&body) {
+            Ok(message) if message.id.is_some_and(|id| id.get() == self.id_json) => {
+                self.finish(&message)
+            }
+            _ if !status.is_success() => {
+                Err(self.transport_error(format_args!("the server answered HTTP {status}"), false))
+            }
+            _ => Err(self.transport_error("the server's reply is not the call's response", false)),
+        }
+    }
+
+    async fn bounded_body(&self, response: reqwest::Response) -> Result<Vec<u8>, ToolError> {
+        if response
+            .content_length()
+            .is_some_and(|n| n > self.hop.max_bytes as u64)
+        {
+            return Err(self.too_large());
+        }
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk
+                .map_err(|e| self.transport_error(format_args!("reading the reply: {e}"), true))?;
+            if body.len() + chunk.len() > self.hop.max_bytes {
+                return Err(self.too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    fn too_large(&self) -> ToolError {
+        self.transport_error(
+            format_args!("the server's reply exceeds {} bytes", self.hop.max_bytes),
+            false,
+        )
+    }
+
+    async fn read_sse(&self, response: reqwest::Response) -> Result<CallToolResult, ToolError> {
+        let mut reader = SseReader::new(self.hop.max_bytes);
+        let mut stream = response.bytes_stream();
+        loop {
+            while let Some(data) = reader.next_event().map_err(|_| self.too_large())? {
+                if data.is_empty() {
+                    continue;
+                }
+                let Ok(message) = serde_json::from_slice::<Incoming<'_>>(&data) else {
+                    tracing::debug!(server = %self.provider, "skipping an event that is not JSON-RPC");
+                    continue;
+                };
+                if let Some(result) = self.handle(&message) {
+                    return result;
+                }
+            }
+            match stream.next().await {
+                Some(Ok(chunk)) => reader.push(&chunk),
+                Some(Err(e)) => {
+                    return Err(self.transport_error(format_args!("reading the reply: {e}"), true));
+                }
+                None => {
+                    return Err(self.transport_error(
+                        "the server ended the reply before answering the call",
+                        true,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Acts on one message of the reply; `Some` once it is the call's response.
+    fn handle(&self, message: &Incoming<'_>) -> Option<Result<CallToolResult, ToolError>> {
+        match (&message.method, message.id) {
+            (None, Some(id)) if id.get() == self.id_json => Some(self.finish(message)),
+            (None, _) => None,
+            (Some(method), None) => {
+                self.notification(method, message.params);
+                None
+            }
+            (Some(method), Some(id)) => {
+                self.answer_server_request(method, id);
+                None
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, params: Option<&RawValue>) {
+        match method {
+            "notifications/progress" => {
+                let (Some(sink), Some(params)) = (self.progress, params) else {
+                    return;
+                };
+                let Ok(p) = serde_json::from_str::<ProgressParams<'_>>(params.get()) else {
+                    return;
+                };
+                if p.token.get() == self.id_json {
+                    sink.report(ProgressUpdate {
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    });
+                }
+            }
+            "notifications/tools/list_changed"
+            | "notifications/prompts/list_changed"
+            | "notifications/resources/list_changed" => self.hop.relist.notify_one(),
+            _ => {}
+        }
+    }
+
+    /// Answers a request of the server during the call as rmcp's client does for a call
+    /// whose caller cannot be asked anything.
+    fn answer_server_request(&self, method: &str, id: &RawValue) {
+        let reply = match method {
+            "ping" => Ok(serde_json::json!({})),
+            "roots/list" => Ok(serde_json::json!({"roots": []})),
+            "sampling/createMessage" | "elicitation/create" => Err(ErrorData::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("{method} reached muster outside any call that can relay it to a client"),
+                None,
+            )),
+            other => Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {other}"),
+                None,
+            )),
+        };
+        let body = match reply {
+            Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}),
+        };
+        let mut request = self
+            .hop
+            .http
+            .post(self.hop.uri.clone())
+            .headers((*self.session.headers).clone())
+            .header(http::header::ACCEPT, ACCEPT)
+            .json(&body);
+        if let Some(session_id) = &self.session.session_id {
+            request = request.header(SESSION_HEADER, &**session_id);
+        }
+        let bearer = self.hop.bearer.clone();
+        tokio::spawn(async move {
+            if let Some(source) = bearer
+                && let Some(token) = source.token().await
+            {
+                request = request.bearer_auth(token.expose_secret());
+            }
+            if let Err(error) = request.send().await {
+                tracing::debug!(%error, "answering the server's request failed");
+            }
+        });
+    }
+
+    /// The call's response.
+    fn finish(&self, message: &Incoming<'_>) -> Result<CallToolResult, ToolError> {
+        if let Some(error) = &message.error {
+            return Err(if error.code == ErrorCode::INVALID_PARAMS {
+                ToolError::InvalidArguments {
+                    message: error.message.to_string(),
+                }
+            } else {
+                ToolError::Failed {
+                    message: error.message.to_string(),
+                    retryable: false,
+                }
+            });
+        }
+        let Some(result) = message.result else {
+            return Err(
+                self.transport_error("the server's response has neither result nor error", false)
+            );
+        };
+        if let Ok(mut result) = serde_json::from_str::<CallToolResult>(result.get()) {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+            return Ok(result);
+        }
+        super::call::tool_result(
+            self.provider,
+            serde_json::from_str::<ServerResult>(result.get()).map_err(|e| {
+                self.transport_error(
+                    format_args!("the server's result does not parse: {e}"),
+                    false,
+                )
+            })?,
+        )
+    }
+}
+
+/// Whether `value` goes into a 2026-07-28 header as it is (rmcp Base64-encodes the others).
+fn plain_header_value(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    !matches!(bytes.first(), Some(b' ' | b'\t'))
+        && !matches!(bytes.last(), Some(b' ' | b'\t'))
+        && bytes.iter().all(|b| (0x20..=0x7e).contains(b))
+}
+
+/// Whether a tool's input schema promotes arguments to `Mcp-Param-*` headers.
+pub(crate) fn has_param_headers(schema: &JsonObject) -> bool {
+    fn walk(value: &serde_json::Value) -> bool {
+        match value {
+            serde_json::Value::Object(map) => {
+                map.contains_key("x-mcp-header") || map.values().any(walk)
+            }
+            serde_json::Value::Array(items) => items.iter().any(walk),
+            _ => false,
+        }
+    }
+    schema.contains_key("x-mcp-header") || schema.values().any(walk)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stamp_yields_to_the_callers_keys() {
+        let stamp =
+            serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": 1})
+                .as_object()
+                .cloned()
+                .unwrap();
+        let caller = serde_json::json!({"k": 2}).as_object().cloned().unwrap();
+        let meta = Meta {
+            stamp: Some(&stamp),
+            caller: Some(&caller),
+            progress_token: Some("muster-1"),
+        };
+        assert_eq!(
+            serde_json::to_string(&meta).unwrap(),
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","k":2,"progressToken":"muster-1"}"#
+        );
+    }
+
+    #[test]
+    fn header_values_and_param_headers() {
+        assert!(plain_header_value("echo_tool-1"));
+        assert!(!plain_header_value(" echo"));
+        assert!(!plain_header_value("ech\u{f6}"));
+        let schema = serde_json::json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}});
+        assert!(has_param_headers(schema.as_object().unwrap()));
+        let plain =
+            serde_json::json!({"type": "object", "properties": {"message": {"type": "string"}}});
+        assert!(!has_param_headers(plain.as_object().unwrap()));
+    }
+
+    #[test]
+    fn the_body_carries_arguments_meta_and_the_progress_token() {
+        let arguments = serde_json::json!({"message": "hi"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let caller = serde_json::json!({"traceparent": "00-aa-bb-01", "progressToken": 9})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let body = Request {
+            jsonrpc: "2.0",
+            id: "muster-3",
+            method: "tools/call",
+            params: Params {
+                name: "echo",
+                arguments: Some(&arguments),
+                meta: Meta {
+                    stamp: None,
+                    caller: Some(&caller),
+                    progress_token: Some("muster-3"),
+                },
+            },
+        };
+        let value = serde_json::to_value(&body).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "jsonrpc": "2.0", "id": "muster-3", "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": "hi"},
+                           "_meta": {"traceparent": "00-aa-bb-01", "progressToken": "muster-3"}}
+            })
+        );
+        let bare = Request {
+            jsonrpc: "2.0",
+            id: "muster-4",
+            method: "tools/call",
+            params: Params {
+                name: "echo",
+                arguments: None,
+                meta: Meta {
+                    stamp: None,
+                    caller: None,
+                    progress_token: None,
+                },
+            },
+        };
+        assert_eq!(
+            serde_json::to_string(&bare).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"muster-4","method":"tools/call","params":{"name":"echo"}}"#
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! Watches what rmcp's streamable-HTTP client sends, to learn the MCP session a lean call
+//! uses: the `Mcp-Session-Id` (none on 2026-07-28 connections) and the headers of every
+//! request after the handshake (the spec's headers and the negotiated
+//! `MCP-Protocol-Version`). rmcp keeps both to itself and changes them when it re-initializes
+//! an expired session, so the tap records them from each POST it passes on.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+
+/// Headers that describe one request (2026-07-28 standard headers), never the session.
+const PER_REQUEST_PREFIX: &str = "mcp-";
+/// Headers of the session that start like per-request ones.
+const SESSION_HEADERS: [&str; 2] = ["mcp-protocol-version", "mcp-session-id"];
+
+/// The MCP session of a connection as last seen on the wire.
+#[derive(Debug, Clone)]
+pub(crate) struct SessionHeaders {
+    /// `Mcp-Session-Id`; `None` for servers without sessions.
+    pub(crate) session_id: Option<Arc<str>>,
+    /// Every other header rmcp sends with the session's requests.
+    pub(crate) headers: Arc<http::HeaderMap>,
+}
+
+/// Where the tap records the session. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SessionSlot(Arc<RwLock<Option<SessionHeaders>>>);
+
+impl SessionSlot {
+    /// The session as of now; `None` before `initialize` finished and for servers without
+    /// sessions.
+    pub(crate) fn current(&self) -> Option<SessionHeaders> {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn record(&self, session_id: Option<&Arc<str>>, custom: &HashMap<HeaderName, HeaderValue>) {
+        if self
+            .current()
+            .is_some_and(|s| s.session_id.as_deref() == session_id.map(|id| &**id))
+        {
+            return;
+        }
+        let headers = custom
+            .iter()
+            .filter(|(name, _)| {
+                let name = name.as_str();
+                !name.starts_with(PER_REQUEST_PREFIX) || SESSION_HEADERS.contains(&name)
+            })
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = Some(SessionHeaders {
+            session_id: session_id.cloned(),
+            headers: Arc::new(headers),
+        });
+    }
+
+    /// Forgets the session (it expired); the next rmcp request records its successor.
+    pub(crate) fn forget(&self, expired: &Arc<str>) {
+        let mut slot = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if slot
+            .as_ref()
+            .is_some_and(|s| s.session_id.as_deref() == Some(&**expired))
+        {
+            *slot = None;
+        }
+    }
+}
+
+/// A streamable-HTTP client that records the session of the requests it sends.
+#[derive(Clone, Debug)]
+pub(crate) struct SessionTap<C> {
+    inner: C,
+    slot: SessionSlot,
+}
+
+impl<C> SessionTap<C> {
+    pub(crate) fn new(inner: C, slot: SessionSlot) -> Self {
+        Self { inner, slot }
+    }
+}
+
+/// Whether `message` is one that only goes out once the handshake is done.
+fn after_handshake(message: &ClientJsonRpcMessage) -> bool {
+    use rmcp::model::ClientRequest;
+    !matches!(
+        message,
+        ClientJsonRpcMessage::Request(r)
+            if matches!(
+                r.request,
+                ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_)
+            )
+    )
+}
+
+impl<C: StreamableHttpClient + Sync> StreamableHttpClient for SessionTap<C> {
+    type Error = C::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        if after_handshake(&message) {
+            self.slot.record(session_id.as_ref(), &custom_headers);
+        }
+        let sent = session_id.clone();
+        let result = self
+            .inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                custom_headers,
+                limits,
+            )
+            .await;
+        if let (Err(StreamableHttpError::SessionExpired), Some(expired)) = (&result, &sent) {
+            self.slot.forget(expired);
+        }
+        result
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<Self::Error>> {
+        self.slot.forget(&session_id);
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_the_session_headers_and_forgets_an_expired_session() {
+        let slot = SessionSlot::default();
+        let custom: HashMap<HeaderName, HeaderValue> = [
+            ("mcp-protocol-version", "2025-06-18"),
+            ("mcp-method", "tools/call"),
+            ("x-tenant", "acme"),
+        ]
+        .into_iter()
+        .map(|(n, v)| (HeaderName::from_static(n), HeaderValue::from_static(v)))
+        .collect();
+        let first: Arc<str> = Arc::from("s-1");
+        slot.record(Some(&first), &custom);
+        let seen = slot.current().unwrap();
+        assert_eq!(seen.session_id.as_deref(), Some("s-1"));
+        assert_eq!(seen.headers["mcp-protocol-version"], "2025-06-18");
+        assert_eq!(seen.headers["x-tenant"], "acme");
+        assert!(seen.headers.get("mcp-method").is_none());
+        slot.forget(&Arc::from("s-0"));
+        assert!(slot.current().is_some());
+        slot.forget(&first);
+        assert!(slot.current().is_none());
+    }
+}

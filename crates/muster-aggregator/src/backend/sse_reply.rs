@@ -1,0 +1,140 @@
+//! Reads the `data` of the events of an SSE reply as its bytes arrive, each event bounded in
+//! size. Only what a streamable-HTTP reply uses: `data` lines (joined with `\n`), events
+//! ended by a blank line, comments and other fields skipped, `\n`, `\r\n` or `\r` line ends.
+
+use bytes::{Buf, BytesMut};
+
+/// An event grew past the limit before it ended.
+#[derive(Debug, thiserror::Error)]
+#[error("an SSE event of the server exceeds {limit} bytes")]
+pub(crate) struct EventTooLarge {
+    limit: usize,
+}
+
+/// The parser of one reply.
+#[derive(Debug)]
+pub(crate) struct SseReader {
+    buffer: BytesMut,
+    /// Where the search for the next line end resumes.
+    scanned: usize,
+    data: Vec<u8>,
+    has_data: bool,
+    limit: usize,
+}
+
+impl SseReader {
+    /// A reader whose events may be at most `limit` bytes.
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            buffer: BytesMut::new(),
+            scanned: 0,
+            data: Vec::new(),
+            has_data: false,
+            limit,
+        }
+    }
+
+    /// Adds bytes of the reply; [`next_event`](Self::next_event) checks the size.
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
+        self.buffer.extend_from_slice(chunk);
+    }
+
+    /// The data of the next complete event with data, if the bytes so far hold one.
+    pub(crate) fn next_event(&mut self) -> Result<Option<Vec<u8>>, EventTooLarge> {
+        while let Some(line_end) = self.buffer[self.scanned..]
+            .iter()
+            .position(|b| *b == b'\n' || *b == b'\r')
+            .map(|i| i + self.scanned)
+        {
+            // A `\r` at the end of the buffer may be the first half of `\r\n`.
+            let terminator = if self.buffer[line_end] == b'\r' {
+                match self.buffer.get(line_end + 1) {
+                    Some(b'\n') => 2,
+                    Some(_) => 1,
+                    None => {
+                        self.scanned = line_end;
+                        return Ok(None);
+                    }
+                }
+            } else {
+                1
+            };
+            let line = self.buffer.split_to(line_end);
+            self.buffer.advance(terminator);
+            self.scanned = 0;
+            if line.is_empty() {
+                if self.has_data {
+                    self.has_data = false;
+                    return Ok(Some(std::mem::take(&mut self.data)));
+                }
+                continue;
+            }
+            if let Some(value) = field_value(&line, b"data") {
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.has_data = true;
+                if self.data.len() > self.limit {
+                    return Err(EventTooLarge { limit: self.limit });
+                }
+            }
+        }
+        self.scanned = self.buffer.len();
+        // What is left is one unfinished line of the current event.
+        if self.buffer.len() + self.data.len() > self.limit.saturating_add(2) {
+            return Err(EventTooLarge { limit: self.limit });
+        }
+        Ok(None)
+    }
+}
+
+/// The value of `line` when it is the field `name` (`name:value`, one space after the colon
+/// dropped).
+fn field_value<'a>(line: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    if line == name {
+        return Some(&[]);
+    }
+    let rest = line.strip_prefix(name)?.strip_prefix(b":")?;
+    Some(rest.strip_prefix(b" ").unwrap_or(rest))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(chunks: &[&[u8]], limit: usize) -> Result<Vec<String>, EventTooLarge> {
+        let mut reader = SseReader::new(limit);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            reader.push(chunk);
+            while let Some(data) = reader.next_event()? {
+                out.push(String::from_utf8(data).unwrap());
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn splits_events_across_chunks_and_line_ends() {
+        let got = events(
+            &[
+                b"id: 0\nretry: 3000\ndata:\n\n: comment\nevent: message\nda",
+                b"ta: {\"a\":1}\r",
+                b"\n\r\ndata: x\rdata:y\r\r",
+                b"data: last\n",
+                b"\n",
+            ],
+            1024,
+        )
+        .unwrap();
+        assert_eq!(got, ["", "{\"a\":1}", "x\ny", "last"]);
+    }
+
+    #[test]
+    fn an_event_over_the_limit_fails() {
+        assert!(events(&[b"data: 0123456789\n\n"], 8).is_err());
+        assert!(events(&[b"data: 0123", b"456789abcdef"], 8).is_err());
+        assert_eq!(events(&[b"data: 01234567\n\n"], 8).unwrap(), ["01234567"]);
+    }
+}

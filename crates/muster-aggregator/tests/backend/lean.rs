@@ -1,0 +1,251 @@
+//! The lean hop of `tools/call` to streamable-HTTP servers, against the Python server on the
+//! official SDK: SSE replies with progress, JSON replies, a session that expires mid-run,
+//! cancellation reaching the server, the caller's `_meta`, and calls whose caller can be
+//! asked things taking the client's path.
+
+use std::time::Duration;
+
+use muster_aggregator::backend::{Backend, ProtocolMode};
+use muster_core::tool::{CallContext, CallerChannel, ToolError, ToolProvider};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+use super::support::*;
+
+/// The Python server over streamable HTTP on `port`, killed on drop.
+async fn py_http(port: u16, json_response: bool) -> tokio::process::Child {
+    let child = tokio::process::Command::new(python())
+        .arg(py_server_script())
+        .arg("streamable-http")
+        .env("PORT", port.to_string())
+        .env("JSON_RESPONSE", if json_response { "1" } else { "0" })
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_for_port(port).await;
+    child
+}
+
+/// A backend of the server on `port`; `initialize` asks for a 2025 session (with an
+/// `Mcp-Session-Id`) instead of the server's 2026-07-28 stateless era.
+async fn started_with(port: u16, initialize: bool) -> Backend {
+    let mut options = options();
+    if initialize {
+        options.protocol = ProtocolMode::Initialize;
+    }
+    let backend = Backend::new(
+        "py",
+        http_spec(format!("http://127.0.0.1:{port}/mcp")),
+        options,
+    );
+    backend.start().await.unwrap();
+    backend
+}
+
+async fn started(port: u16) -> Backend {
+    started_with(port, false).await
+}
+
+async fn text_of(backend: &Backend, call: muster_core::tool::ToolCall) -> String {
+    first_text(&backend.service().oneshot(call).await.unwrap())
+}
+
+/// The id the server saw for a call: lean calls carry muster's own ids.
+async fn request_id(backend: &Backend) -> String {
+    text_of(backend, call("request_id", json!({}))).await
+}
+
+async fn sse_or_json_reply(json_response: bool, initialize: bool) {
+    let port = free_port();
+    let _server = py_http(port, json_response).await;
+    let backend = started_with(port, initialize).await;
+    let era = backend.snapshot().protocol_version;
+    assert_eq!(era.as_deref() == Some("2026-07-28"), !initialize, "{era:?}");
+    let id = request_id(&backend).await;
+    assert!(
+        id.starts_with("muster-"),
+        "{id} {:?}",
+        backend.snapshot().protocol_version
+    );
+    assert_eq!(
+        text_of(&backend, call("add", json!({"a": 20, "b": 22}))).await,
+        "42"
+    );
+    let result = backend
+        .service()
+        .oneshot(call("add", json!({"a": "x", "b": 1})))
+        .await;
+    assert!(
+        matches!(&result, Ok(r) if r.is_error == Some(true))
+            || matches!(&result, Err(ToolError::InvalidArguments { .. })),
+        "{result:?}"
+    );
+    let (progress, seen) = call_with_progress("progress", json!({"steps": 3, "interval": 0.05}));
+    let result = backend.service().oneshot(progress).await.unwrap();
+    assert_eq!(first_text(&result), "finished 3 steps");
+    let seen = seen.lock().unwrap().clone();
+    if json_response {
+        // A JSON reply has no room for progress: the server drops it.
+        assert!(seen.is_empty(), "{seen:?}");
+    } else {
+        let steps: Vec<f64> = seen.iter().map(|u| u.progress).collect();
+        assert_eq!(steps, [1.0, 2.0, 3.0]);
+        assert_eq!(seen[2].total, Some(3.0));
+        assert_eq!(seen[2].message.as_deref(), Some("step 3 of 3"));
+    }
+    backend.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_reply_carries_progress_then_the_result() {
+    sse_or_json_reply(false, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_reply_is_read_whole() {
+    sse_or_json_reply(true, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_2025_session_too() {
+    sse_or_json_reply(false, true).await;
+    sse_or_json_reply(true, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_callers_meta_goes_upstream() {
+    let port = free_port();
+    let _server = py_http(port, false).await;
+    let backend = started(port).await;
+    let meta = json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"});
+    let context = CallContext {
+        request_meta: meta.as_object().cloned(),
+        ..CallContext::anonymous()
+    };
+    let seen = text_of(&backend, call("meta", json!({})).with_context(context)).await;
+    let seen: serde_json::Value = serde_json::from_str(&seen).unwrap();
+    assert_eq!(seen["traceparent"], meta["traceparent"], "{seen}");
+    backend.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_call_is_cancelled_on_the_server() {
+    let port = free_port();
+    let _server = py_http(port, false).await;
+    let backend = started(port).await;
+    let cancellation = CancellationToken::new();
+    let context = CallContext {
+        cancellation: cancellation.clone(),
+        ..CallContext::anonymous()
+    };
+    let pending = backend
+        .service()
+        .oneshot(call("wait_for_cancel", json!({"seconds": 30})).with_context(context));
+    let canceller = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancellation.cancel();
+    };
+    let (result, ()) = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::join!(pending, canceller)
+    })
+    .await
+    .unwrap();
+    assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
+    // A caller that drops the call (a budget ran out, the client hung up) cancels it too.
+    let dropped = backend
+        .service()
+        .oneshot(call("wait_for_cancel", json!({"seconds": 30})));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), dropped)
+            .await
+            .is_err()
+    );
+    let mut count = String::new();
+    for _ in 0..100 {
+        count = text_of(&backend, call("cancellations", json!({}))).await;
+        if count == "2" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(count, "2");
+    backend.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_expires_mid_run_is_renewed() {
+    let port = free_port();
+    let server = py_http(port, false).await;
+    let backend = started_with(port, true).await;
+    let id = request_id(&backend).await;
+    assert!(
+        id.starts_with("muster-"),
+        "{id} {:?}",
+        backend.snapshot().protocol_version
+    );
+    // A new server process on the same port knows nothing of muster's session: 404.
+    drop(server);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let _server = py_http(port, false).await;
+    let mut answered = None;
+    for _ in 0..100 {
+        match backend
+            .service()
+            .oneshot(call("add", json!({"a": 1, "b": 2})))
+            .await
+        {
+            Ok(result) => {
+                answered = Some(first_text(&result));
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    assert_eq!(answered.as_deref(), Some("3"));
+    // Once the client has the new session, calls take the lean hop again.
+    let mut lean = false;
+    for _ in 0..100 {
+        if let Ok(result) = backend
+            .service()
+            .oneshot(call("request_id", json!({})))
+            .await
+            && first_text(&result).starts_with("muster-")
+        {
+            lean = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(lean, "calls did not return to the lean hop");
+    backend.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    deprecated,
+    reason = "roots are deprecated by SEP-2577 but still sent by servers"
+)]
+async fn a_call_whose_caller_can_be_asked_takes_the_clients_path() {
+    let port = free_port();
+    let _server = py_http(port, false).await;
+    // The server asks for roots only in a 2025 session.
+    let backend = started_with(port, true).await;
+    let asked = || CallContext {
+        caller_requests: Some(CallerChannel::new(RootsCaller)),
+        ..CallContext::anonymous()
+    };
+    let id = text_of(
+        &backend,
+        call("request_id", json!({})).with_context(asked()),
+    )
+    .await;
+    assert!(!id.starts_with("muster-"), "{id}");
+    let roots = text_of(&backend, call("roots", json!({})).with_context(asked())).await;
+    assert_eq!(roots, "file:///caller-root");
+    // Without a caller to ask, the lean hop answers the server's roots request itself.
+    assert_eq!(text_of(&backend, call("roots", json!({}))).await, "");
+    backend.stop().await;
+}
