@@ -856,7 +856,7 @@ struct Valkey {
 impl Valkey {
     fn start() -> Self {
         let port = free_port();
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
             .args(["--requirepass", VALKEY_PASSWORD])
@@ -864,13 +864,19 @@ impl Valkey {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server (Debian package redis-server) must be installed");
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self { child, port };
+        let listening = (0..100).any(|_| {
+            let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+            if !up {
+                std::thread::sleep(Duration::from_millis(50));
             }
-            std::thread::sleep(Duration::from_millis(50));
+            up
+        });
+        if !listening {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("redis-server did not listen on {port}");
         }
-        panic!("redis-server did not listen on {port}");
+        Self { child, port }
     }
 
     /// `redis-cli` with the password, its output.
