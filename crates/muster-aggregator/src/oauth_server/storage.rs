@@ -8,12 +8,14 @@ use muster_core::config::{OAuthServerConfig, OAuthStorageType};
 use super::error::OAuthSetupError;
 use super::store::{GrantStore, MemoryGrantStore};
 
-/// The store `config` asks for.
+/// The store `config` asks for. The rules on the settings themselves (a Valkey address
+/// given, no `rediss://`, no key with memory storage) are checked before, by
+/// `OAuthServerConfig::problems` through `Settings::from_config`.
 ///
 /// # Errors
 ///
-/// When `encryptionKey` is malformed or set without a shared store, a secret file cannot be
-/// read, the Valkey address is not one, or Valkey storage is asked of a build without it.
+/// When `encryptionKey` is malformed, a secret file cannot be read, the Valkey address does
+/// not parse, or Valkey storage is asked of a build without it.
 pub(crate) fn store_of(config: &OAuthServerConfig) -> Result<Arc<dyn GrantStore>, OAuthSetupError> {
     let key = super::settings::secret(
         config.encryption_key.as_ref(),
@@ -21,16 +23,7 @@ pub(crate) fn store_of(config: &OAuthServerConfig) -> Result<Arc<dyn GrantStore>
         "encryptionKeyFile",
     )?;
     match config.storage.kind {
-        OAuthStorageType::Memory => {
-            if key.is_some() {
-                return Err(setting(
-                    "encryptionKey",
-                    "encrypts what a shared store keeps at rest; with `storage.type: memory` \
-                     nothing is kept outside the process, so remove it or use `valkey`",
-                ));
-            }
-            Ok(Arc::new(MemoryGrantStore::default()))
-        }
+        OAuthStorageType::Memory => Ok(Arc::new(MemoryGrantStore::default())),
         OAuthStorageType::Valkey => valkey(config, key),
     }
 }
@@ -46,12 +39,6 @@ fn valkey(
     use super::store::valkey::{ValkeyGrantStore, ValkeySettings};
 
     let valkey = &config.storage.valkey;
-    if valkey.url.trim().is_empty() {
-        return Err(setting(
-            "storage.valkey.url",
-            "is required with `storage.type: valkey`: `host:port` or a `redis://` URL",
-        ));
-    }
     let sealer = key
         .map(|k| Sealer::from_text(k.expose_secret()))
         .transpose()

@@ -416,7 +416,8 @@ pub(crate) mod contract {
 
     use super::*;
 
-    fn grant() -> Grant {
+    /// A grant of `alice`, for store tests.
+    pub(crate) fn grant() -> Grant {
         Grant {
             client_id: "c".into(),
             scope: String::new(),

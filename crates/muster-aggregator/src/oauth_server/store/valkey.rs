@@ -93,13 +93,6 @@ impl ValkeyGrantStore {
     /// The store of `settings`. It connects on first use and reconnects after failures, so
     /// muster starts while Valkey is down (requests that need the store fail meanwhile).
     pub(crate) fn new(settings: ValkeySettings) -> Result<Self, ValkeySetupError> {
-        if settings.url.starts_with("rediss://") || settings.url.starts_with("valkeys://") {
-            return Err(ValkeySetupError(
-                "TLS connections to Valkey are not supported yet: connect over a private \
-                 network (or through a TLS sidecar) with a `redis://` address"
-                    .to_owned(),
-            ));
-        }
         let url = if settings.url.contains("://") {
             settings.url.clone()
         } else {
@@ -366,8 +359,18 @@ impl GrantStore for ValkeyGrantStore {
         let Some(id) = self.get(&self.key("refresh", refresh)).await? else {
             return Ok(RefreshUse::Unknown);
         };
-        let current = self.get(&self.key("current", &id)).await?;
-        let Some(family) = self.live_family(&id).await? else {
+        // The current token and the family in one round trip.
+        let family_key = self.key("family", &id);
+        let mut c = self.connection.clone();
+        let (current, stored): (Option<String>, Option<String>) = c
+            .mget(&[self.key("current", &id), family_key.clone()])
+            .await
+            .map_err(|e| self.unavailable(&e))?;
+        let family: Option<Family> = match stored {
+            Some(stored) => self.decode(&family_key, &stored)?,
+            None => None,
+        };
+        let Some(family) = family.filter(|f| f.expires > SystemTime::now()) else {
             return Ok(RefreshUse::Unknown);
         };
         Ok(if current.as_deref() == Some(refresh) {
@@ -499,18 +502,13 @@ mod tests {
         let family = Family {
             id: "fam".into(),
             grant: Grant {
-                client_id: "c".into(),
-                scope: "openid".into(),
-                resource: "https://m".into(),
-                issuer: "https://idp".into(),
-                subject: "alice".into(),
-                email: None,
                 upstream: super::super::UpstreamTokens {
                     access_token: SecretString::from("upstream-access-secret".to_owned()),
                     refresh_token: Some(SecretString::from("upstream-refresh-secret".to_owned())),
                     id_token: None,
                     expires_at: None,
                 },
+                ..contract::grant()
             },
             expires: SystemTime::now() + Duration::from_secs(60),
         };
