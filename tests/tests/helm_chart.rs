@@ -82,7 +82,8 @@ fn validate(rendered: &str) -> String {
 #[test]
 fn every_rendered_object_is_valid_and_the_crds_are_the_generated_ones() {
     let rendered = render(
-        "serviceMonitor:\n  enabled: true\nrbac:\n  additionalSecretNamespaces: [team-a, team-b]\n",
+        "serviceMonitor:\n  enabled: true\nrbac:\n  additionalSecretNamespaces: [team-a, team-b]\n\
+         muster:\n  mcpServerNamespaces: [team-a]\n",
     );
     let objects = objects(&rendered);
     let report = validate(&rendered);
@@ -159,13 +160,16 @@ fn rbac_grants_secrets_only_where_listed_and_the_lease() {
             .any(|x| x == "secrets")),
         "no cluster-wide Secret access: {cluster}"
     );
-    assert!(rules.iter().any(|r| {
-        r["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|x| x == "mcpservers/status")
-    }));
+    assert!(
+        !verbs_on(
+            &objects,
+            "Role",
+            "prod-muster",
+            Some("muster-system"),
+            "mcpservers/status"
+        )
+        .is_empty()
+    );
     let lease = find(&objects, "Role", "prod-muster-leader-election").unwrap();
     assert_eq!(
         lease["rules"][0]["resources"],
@@ -175,6 +179,139 @@ fn rbac_grants_secrets_only_where_listed_and_the_lease() {
         lease["rules"][0]["apiGroups"],
         serde_json::json!(["coordination.k8s.io"])
     );
+    assert_eq!(
+        lease["rules"][0]["verbs"],
+        serde_json::json!(["get", "list", "create", "update", "delete"]),
+        "the heartbeats are listed and the dead ones deleted"
+    );
+}
+
+/// The rules of the Role or ClusterRole `name` (in `namespace` for a Role) that name
+/// `resource`, as (verbs) lists.
+fn verbs_on(
+    objects: &[Value],
+    kind: &str,
+    name: &str,
+    namespace: Option<&str>,
+    resource: &str,
+) -> Vec<Value> {
+    objects
+        .iter()
+        .filter(|o| {
+            o["kind"] == kind
+                && o["metadata"]["name"] == name
+                && namespace.is_none_or(|ns| o["metadata"]["namespace"] == ns)
+        })
+        .flat_map(|o| o["rules"].as_array().unwrap().clone())
+        .filter(|r| {
+            r["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x == resource)
+        })
+        .map(|r| r["verbs"].clone())
+        .collect()
+}
+
+#[test]
+fn rbac_follows_the_namespaces_whose_mcpservers_muster_serves() {
+    use serde_json::json;
+    let read = json!(["get", "list", "watch"]);
+    let status = json!(["get", "update", "patch"]);
+    // Own namespace only (the default): nothing cluster-wide on muster's resources.
+    let rendered = objects(&render(""));
+    assert!(verbs_on(&rendered, "ClusterRole", "prod-muster", None, "mcpservers").is_empty());
+    assert_eq!(
+        verbs_on(
+            &rendered,
+            "Role",
+            "prod-muster",
+            Some("muster-system"),
+            "mcpservers"
+        ),
+        [json!([
+            "get", "list", "watch", "create", "update", "patch", "delete"
+        ])]
+    );
+    assert!(!config_yaml(&rendered).contains("mcpServerNamespaces"));
+
+    // Listed namespaces: read, status and events in each, nothing more, nothing cluster-wide.
+    let rendered = objects(&render(
+        "muster:\n  mcpServerNamespaces: [team-a, muster-system, team-b]\n",
+    ));
+    let roles: Vec<&str> = rendered
+        .iter()
+        .filter(|o| o["kind"] == "Role" && o["metadata"]["name"] == "prod-muster-mcpservers")
+        .map(|o| o["metadata"]["namespace"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["team-a", "team-b"]);
+    for ns in ["team-a", "team-b"] {
+        let role = Some(ns);
+        assert_eq!(
+            verbs_on(
+                &rendered,
+                "Role",
+                "prod-muster-mcpservers",
+                role,
+                "mcpservers"
+            ),
+            std::slice::from_ref(&read)
+        );
+        assert_eq!(
+            verbs_on(
+                &rendered,
+                "Role",
+                "prod-muster-mcpservers",
+                role,
+                "mcpservers/status"
+            ),
+            std::slice::from_ref(&status)
+        );
+        assert_eq!(
+            verbs_on(&rendered, "Role", "prod-muster-mcpservers", role, "events"),
+            [json!(["get", "list", "watch", "create"])]
+        );
+        assert!(
+            verbs_on(
+                &rendered,
+                "Role",
+                "prod-muster-mcpservers",
+                role,
+                "workflows"
+            )
+            .is_empty()
+        );
+        assert!(find(&rendered, "RoleBinding", "prod-muster-mcpservers").is_some());
+    }
+    assert!(verbs_on(&rendered, "ClusterRole", "prod-muster", None, "mcpservers").is_empty());
+    let config = config_yaml(&rendered);
+    assert!(
+        config.contains(
+            "mcpServerNamespaces:\n  - \"team-a\"\n  - \"muster-system\"\n  - \"team-b\""
+        ),
+        "{config}"
+    );
+
+    // Every namespace: the same grants, cluster-wide.
+    let rendered = objects(&render("muster:\n  mcpServerNamespaces: ['*']\n"));
+    assert_eq!(
+        verbs_on(&rendered, "ClusterRole", "prod-muster", None, "mcpservers"),
+        [read]
+    );
+    assert_eq!(
+        verbs_on(
+            &rendered,
+            "ClusterRole",
+            "prod-muster",
+            None,
+            "mcpservers/status"
+        ),
+        [status]
+    );
+    assert!(verbs_on(&rendered, "ClusterRole", "prod-muster", None, "secrets").is_empty());
+    assert!(find(&rendered, "Role", "prod-muster-mcpservers").is_none());
+    validate(&render("muster:\n  mcpServerNamespaces: ['*']\n"));
 }
 
 #[test]
@@ -289,6 +426,9 @@ fn values_schema_accepts_the_defaults_and_refuses_mistakes() {
     };
     assert!(check(""));
     assert!(check("rbac:\n  additionalSecretNamespaces: [team-a]\n"));
+    assert!(check("muster:\n  mcpServerNamespaces: [team-a, team-b]\n"));
+    assert!(check("muster:\n  mcpServerNamespaces: ['*']\n"));
+    assert!(!check("muster:\n  mcpServerNamespaces: [Team_A]\n"));
     assert!(!check("replicaCount: many\n"));
     assert!(!check(
         "rbac:\n  additionalSecretNamespaces: [Not_A_Namespace]\n"

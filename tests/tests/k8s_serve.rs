@@ -412,6 +412,141 @@ fn kubectl_and_mcp_clients_see_the_same_resources() {
     });
 }
 
+/// An MCPServer of `url` named `name` in `namespace`.
+fn remote_server(name: &str, namespace: &str, url: &str) -> String {
+    format!(
+        "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n"
+    )
+}
+
+#[test]
+fn mcpservers_of_listed_namespaces_are_served_under_their_namespace_prefix() {
+    let (_server, kubectl) = cluster();
+    for ns in ["team-a", "team-b"] {
+        kubectl_ok(&kubectl, &["create", "namespace", ns]);
+    }
+    let (_everything, url) = everything(kubectl.dir());
+    let muster = Replica::start_with(&kubectl, "muster-0", "mcpServerNamespaces: [team-a]\n");
+    apply(&kubectl, &remote_server("everything", "default", &url));
+    apply(&kubectl, &remote_server("everything", "team-a", &url));
+    apply(&kubectl, &remote_server("unwatched", "team-b", &url));
+
+    // The same name in two namespaces: two servers, the foreign one under `<namespace>_`.
+    let tools = wait_until("both servers' tools", Duration::from_secs(40), || {
+        let tools = muster.reachable();
+        (tools.iter().any(|t| t == "x_everything_echo")
+            && tools.iter().any(|t| t == "x_team-a_everything_echo"))
+        .then_some(tools)
+    });
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.contains("team-b") || t.contains("unwatched")),
+        "team-b is not watched: {tools:?}"
+    );
+    let client = muster.client();
+    let echoed = client
+        .call(
+            "x_team-a_everything_echo",
+            json!({"message": "from team-a"}),
+        )
+        .expect("the call");
+    assert!(
+        !echoed.is_error && echoed.text().contains("from team-a"),
+        "{}",
+        echoed.text()
+    );
+
+    // Status and events are written in the server's own namespace.
+    let state = wait_until("team-a's status", Duration::from_secs(20), || {
+        let out = kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "mcps",
+                "-n",
+                "team-a",
+                "everything",
+                "-o",
+                "jsonpath={.status.state}",
+            ],
+        );
+        (out == "Connected").then_some(out)
+    });
+    assert_eq!(state, "Connected");
+    let unwatched = kubectl_ok(
+        &kubectl,
+        &[
+            "get",
+            "mcps",
+            "-n",
+            "team-b",
+            "unwatched",
+            "-o",
+            "jsonpath={.status}",
+        ],
+    );
+    assert!(
+        unwatched.trim().is_empty(),
+        "no status outside the watched namespaces: {unwatched}"
+    );
+    let events = wait_until("team-a's events", Duration::from_secs(10), || {
+        let out = kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "events",
+                "-n",
+                "team-a",
+                "-o",
+                "jsonpath={range .items[*]}{.involvedObject.namespace}/{.involvedObject.name} {.reason}{\"\\n\"}{end}",
+            ],
+        );
+        out.contains("team-a/everything MCPServerStarted")
+            .then_some(out)
+    });
+    assert!(!events.contains("default/"), "{events}");
+
+    // The core tools name it `<namespace>/<name>`, and leave its definition to its namespace.
+    let listed = client
+        .call("core_mcpserver_list", json!({}))
+        .expect("core_mcpserver_list")
+        .text()
+        .to_owned();
+    assert!(listed.contains("\"team-a/everything\""), "{listed}");
+    let services = client
+        .call("core_service_list", json!({}))
+        .expect("services")
+        .text()
+        .to_owned();
+    assert!(services.contains("team-a/everything"), "{services}");
+    let refused = client
+        .call(
+            "core_mcpserver_delete",
+            json!({"name": "team-a/everything"}),
+        )
+        .expect("core_mcpserver_delete");
+    assert!(refused.is_error, "{}", refused.text());
+    assert!(
+        refused
+            .text()
+            .contains("muster writes MCPServers only in its own namespace default"),
+        "{}",
+        refused.text()
+    );
+
+    // kubectl delete in the namespace removes its tools, and only its tools.
+    kubectl_ok(
+        &kubectl,
+        &["delete", "mcpserver", "-n", "team-a", "everything"],
+    );
+    let tools = wait_until("team-a's tools to go", Duration::from_secs(20), || {
+        let tools = muster.reachable();
+        (!tools.iter().any(|t| t.starts_with("x_team-a_"))).then_some(tools)
+    });
+    assert!(tools.iter().any(|t| t == "x_everything_echo"), "{tools:?}");
+}
+
 #[test]
 fn two_replicas_answer_and_one_leads() {
     let (_server, kubectl) = cluster();
@@ -714,18 +849,11 @@ spec:
         steps: 60
 ";
 
-#[test]
-fn a_stopped_replica_records_its_running_executions_as_failed() {
-    let (_server, kubectl) = cluster();
-    let (_everything, url) = everything(kubectl.dir());
-    let mut replica = Replica::start(&kubectl, "muster-a");
-    apply(
-        &kubectl,
-        &format!(
-            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: everything\n  namespace: default\nspec:\n  type: streamable-http\n  url: {url}\n  autoStart: true\n"
-        ),
-    );
-    apply(&kubectl, SLOW_WORKFLOW);
+/// Applies server-everything at `url` and [`SLOW_WORKFLOW`], and waits until `replica`
+/// offers the workflow.
+fn serve_slow_workflow(kubectl: &Kubectl, url: &str, replica: &Replica) {
+    apply(kubectl, &remote_server("everything", "default", url));
+    apply(kubectl, SLOW_WORKFLOW);
     wait_until("the workflow tool", Duration::from_secs(30), || {
         let tools = replica.reachable();
         (tools.iter().any(|t| t == "workflow_slow")
@@ -734,15 +862,18 @@ fn a_stopped_replica_records_its_running_executions_as_failed() {
                 .any(|t| t == "x_everything_trigger-long-running-operation"))
         .then_some(())
     });
-    // The run blocks its caller: start it on a thread and let it get going.
-    let port = replica.port;
+}
+
+/// Starts a run of [`SLOW_WORKFLOW`] on the replica at `port` (on a thread: the run blocks
+/// its caller) and returns its execution id once it is recorded `inprogress`.
+fn start_slow_run(kubectl: &Kubectl, port: u16) -> String {
     std::thread::spawn(move || {
         let client = McpClient::connect(&format!("http://127.0.0.1:{port}/mcp")).ok();
         client.map(|c| c.call("workflow_slow", json!({})))
     });
-    let running = wait_until("an inprogress execution", Duration::from_secs(30), || {
+    wait_until("an inprogress execution", Duration::from_secs(30), || {
         let names = kubectl_ok(
-            &kubectl,
+            kubectl,
             &[
                 "get",
                 "wfe",
@@ -754,7 +885,22 @@ fn a_stopped_replica_records_its_running_executions_as_failed() {
             .lines()
             .find(|l| l.ends_with(" inprogress"))
             .map(|l| l.split(' ').next().unwrap_or_default().to_owned())
-    });
+    })
+}
+
+/// The WorkflowExecution `name`.
+fn execution(kubectl: &Kubectl, name: &str) -> Value {
+    let record = kubectl_ok(kubectl, &["get", "wfe", name, "-o", "json"]);
+    serde_json::from_str(&record).expect("a WorkflowExecution as JSON")
+}
+
+#[test]
+fn a_stopped_replica_records_its_running_executions_as_failed() {
+    let (_server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let mut replica = Replica::start(&kubectl, "muster-a");
+    serve_slow_workflow(&kubectl, &url, &replica);
+    let running = start_slow_run(&kubectl, replica.port);
 
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(replica.process.child.id()).unwrap()),
@@ -765,11 +911,113 @@ fn a_stopped_replica_records_its_running_executions_as_failed() {
         replica.process.child.try_wait().ok().flatten()
     });
     assert!(exited.success(), "{exited}\n{}", replica.process.log());
-    let record = kubectl_ok(&kubectl, &["get", "wfe", &running, "-o", "json"]);
-    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    let record = execution(&kubectl, &running);
     assert_eq!(record["spec"]["status"], "failed", "{record}");
     let error = record["spec"]["error"].as_str().unwrap_or_default();
     assert!(error.contains("muster was stopped"), "{record}");
+    let leases = kubectl_ok(
+        &kubectl,
+        &["get", "leases", "-l", "muster.giantswarm.io/heartbeat"],
+    );
+    assert!(
+        !leases.contains("muster-replica-"),
+        "a stopped replica ends its heartbeat: {leases}"
+    );
+}
+
+#[test]
+fn the_runs_of_a_killed_replica_are_recorded_failed_once_by_the_leader() {
+    let (server, kubectl) = cluster();
+    let (_everything, url) = everything(kubectl.dir());
+    let leader = Replica::start(&kubectl, "muster-a");
+    wait_until("muster-a to lead", Duration::from_secs(20), || {
+        kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "lease",
+                "muster-leader",
+                "-o",
+                "jsonpath={.spec.holderIdentity}",
+            ],
+        )
+        .starts_with("muster-a")
+        .then_some(())
+    });
+    let mut follower = Replica::start(&kubectl, "muster-b");
+    serve_slow_workflow(&kubectl, &url, &follower);
+    let running = start_slow_run(&kubectl, follower.port);
+    let record = execution(&kubectl, &running);
+    let owner = record["metadata"]["labels"]["muster.giantswarm.io/replica"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(owner.len(), 32, "the record names its replica: {record}");
+    let heartbeat = format!("muster-replica-{owner}");
+    assert!(
+        kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "lease",
+                &heartbeat,
+                "-o",
+                "jsonpath={.spec.holderIdentity}"
+            ]
+        )
+        .starts_with("muster-b")
+    );
+
+    // SIGKILL: nothing of muster-b runs after this, so every later write is another's.
+    follower.process.kill();
+    let killed_at = server.requests().len();
+    let started = Instant::now();
+    let record = wait_until("the record to fail", Duration::from_secs(60), || {
+        let record = execution(&kubectl, &running);
+        (record["spec"]["status"] == "failed").then_some(record)
+    });
+    let took = started.elapsed();
+    let error = record["spec"]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("execution interrupted: the muster replica running it (muster-b-")
+            && error.ends_with(") stopped before the workflow finished"),
+        "{record}"
+    );
+    assert_eq!(
+        record["metadata"]["labels"]["muster.giantswarm.io/status"],
+        "failed"
+    );
+    assert!(record["spec"]["completedAt"].is_string(), "{record}");
+    // Written once, with the resourceVersion read (no blind overwrite), and not again.
+    std::thread::sleep(Duration::from_secs(12));
+    let path = format!("workflowexecutions/{running}");
+    let writes: Vec<String> = server.requests()[killed_at..]
+        .iter()
+        .filter(|r| r.starts_with("PUT ") && r.contains(&path))
+        .cloned()
+        .collect();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert!(took < Duration::from_secs(45), "found after {took:?}");
+    // The dead replica's heartbeat goes; the leader's own stays.
+    wait_until("the dead heartbeat to go", Duration::from_secs(20), || {
+        let leases = kubectl_ok(&kubectl, &["get", "leases", "-o", "name"]);
+        (!leases.contains(&heartbeat)).then_some(())
+    });
+    assert!(leader.reachable().iter().any(|t| t == "workflow_slow"));
+    assert!(
+        kubectl_ok(
+            &kubectl,
+            &[
+                "get",
+                "leases",
+                "-l",
+                "muster.giantswarm.io/heartbeat",
+                "-o",
+                "jsonpath={.items[*].spec.holderIdentity}"
+            ]
+        )
+        .starts_with("muster-a")
+    );
 }
 
 /// `GET /ready` and its body.

@@ -540,3 +540,128 @@ async fn followers_see_the_new_events_of_every_replica_once() {
         "no event arrives twice and the history is not replayed"
     );
 }
+
+/// Creates namespace `name` through the API.
+async fn namespace(client: &Client, name: &str) {
+    let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let ns = serde_json::from_value(json!({"metadata": {"name": name}})).expect("namespace");
+    api.create(&PostParams::default(), &ns)
+        .await
+        .expect("the namespace is created");
+}
+
+/// The keys a store lists.
+async fn keys(store: &KubeStore<McpServer>, namespace: Option<&str>) -> Vec<String> {
+    store
+        .list(namespace)
+        .await
+        .expect("list")
+        .iter()
+        .map(|o| o.key().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_store_serves_the_namespaces_it_is_given_and_writes_each_in_its_own() {
+    use muster_k8s::store::Namespaces;
+    let (_server, client) = setup().await;
+    for ns in ["team-a", "team-b"] {
+        namespace(&client, ns).await;
+    }
+    let in_ns = |ns: &str, name: &str| {
+        Object::new(
+            name,
+            McpServerSpec::streamable_http("http://127.0.0.1:1/mcp"),
+        )
+        .in_namespace(ns)
+    };
+    let own = KubeStore::<McpServer>::builder(client.clone(), NS).start();
+    let listed = KubeStore::<McpServer>::builder(client.clone(), NS)
+        .namespaces(Namespaces::Listed(vec!["team-a".into()]))
+        .start();
+    let every = KubeStore::<McpServer>::builder(client.clone(), NS)
+        .namespaces(Namespaces::All)
+        .start();
+    for store in [&own, &listed, &every] {
+        assert!(store.ready(Duration::from_secs(10)).await);
+    }
+
+    // Writes go to the object's namespace, when the store serves it.
+    listed
+        .create(in_ns(NS, "home"))
+        .await
+        .expect("own namespace");
+    listed
+        .create(in_ns("team-a", "a"))
+        .await
+        .expect("a listed namespace");
+    let refused = listed
+        .create(in_ns("team-b", "b"))
+        .await
+        .expect_err("not served");
+    assert!(matches!(refused, StoreError::NotFound { .. }), "{refused}");
+    every
+        .create(in_ns("team-b", "b"))
+        .await
+        .expect("every namespace");
+
+    let settle = |store: KubeStore<McpServer>, want: usize| async move {
+        for _ in 0..100 {
+            if store.list(None).await.unwrap().len() == want {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    settle(own.clone(), 1).await;
+    settle(every.clone(), 3).await;
+    assert_eq!(keys(&own, None).await, ["default/home"]);
+    assert_eq!(keys(&listed, None).await, ["default/home", "team-a/a"]);
+    assert_eq!(keys(&listed, Some("team-a")).await, ["team-a/a"]);
+    assert!(keys(&listed, Some("team-b")).await.is_empty());
+    assert_eq!(
+        keys(&every, None).await,
+        ["default/home", "team-a/a", "team-b/b"]
+    );
+
+    // Status goes through the object's own namespace; get and delete find it there.
+    let key = ObjectKey::new("team-a", "a");
+    let status = McpServerStatus {
+        state: Some(McpServerState::Connected),
+        ..McpServerStatus::default()
+    };
+    let written = listed.set_status(&key, status).await.expect("status");
+    assert_eq!(written.metadata.namespace.as_deref(), Some("team-a"));
+    let raw: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), "team-a", &api_resource::<McpServer>());
+    assert_eq!(
+        raw.get("a").await.unwrap().data["status"]["state"],
+        "Connected"
+    );
+    assert!(
+        own.get(&key).await.unwrap().is_none(),
+        "not served by the own-namespace store"
+    );
+    listed.delete(&key).await.expect("deleted in team-a");
+    assert!(raw.get_opt("a").await.unwrap().is_none());
+
+    // A watch of every namespace sees the other namespaces' changes.
+    let mut changes = every.watch();
+    let _first = changes.next().await;
+    every
+        .create(in_ns("team-a", "later"))
+        .await
+        .expect("create");
+    let seen = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(event)) = changes.next().await {
+            if let StoreEvent::Applied(obj) = event
+                && obj.key() == ObjectKey::new("team-a", "later")
+            {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(seen, Ok(true));
+}

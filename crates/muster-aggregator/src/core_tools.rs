@@ -92,12 +92,15 @@ impl CoreTools {
         }
     }
 
+    /// Records an event about `name`, which may be `<namespace>/<name>` for an object of
+    /// another namespace.
     fn event(&self, kind: &str, name: &str, reason: &str, details: &Details) {
         if let Some(log) = &self.inner.events {
+            let key = muster_core::resource::ObjectKey::qualified(&self.inner.namespace, name);
             log.record(Event::about(
                 kind,
-                name,
-                &self.inner.namespace,
+                &key.name,
+                &key.namespace,
                 reason,
                 details,
             ));

@@ -14,7 +14,7 @@ use muster_core::event::message::Details;
 use muster_core::event::{Event, EventSink, EventType};
 use muster_core::resource::mcp_server::McpServerSpec;
 use muster_core::resource::validate::ValidationErrors;
-use muster_core::resource::{McpServer, ValidationContext};
+use muster_core::resource::{McpServer, Object, ObjectKey, ValidationContext};
 use muster_core::store::ResourceStore;
 
 pub use control::AGGREGATOR_SERVICE;
@@ -176,10 +176,28 @@ impl Services {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether this muster can run `spec`: valid in its mode, and (in filesystem mode)
-    /// without settings only Kubernetes mode honours; otherwise every reason.
-    fn runnable(&self, spec: &McpServerSpec) -> Result<(), ValidationErrors> {
-        spec.validate(&self.inner.validation)?;
+    /// The name of the service of the MCPServer `key`: its name in muster's namespace,
+    /// `<namespace>/<name>` in another.
+    pub fn service_name(&self, key: &ObjectKey) -> String {
+        key.name_in(&self.inner.namespace)
+    }
+
+    /// The MCPServer a service name stands for.
+    fn key_of(&self, service: &str) -> ObjectKey {
+        ObjectKey::qualified(&self.inner.namespace, service)
+    }
+
+    /// Whether this muster can run `obj`: valid in its mode (with the rules of its name and
+    /// namespace), and (in filesystem mode) without settings only Kubernetes mode honours;
+    /// otherwise every reason.
+    fn runnable(&self, obj: &Object<McpServer>) -> Result<(), ValidationErrors> {
+        let spec = &obj.spec;
+        let key = obj.key();
+        muster_core::resource::mcp_server::McpServerDefinition::from(spec.clone()).validate_named(
+            &key.name,
+            &key.namespace,
+            &self.inner.validation,
+        )?;
         if !self.inner.validation.is_kubernetes() {
             let unsupported = spec.unsupported_in_filesystem_mode();
             if !unsupported.is_empty() {
@@ -192,12 +210,13 @@ impl Services {
     /// Records an event of `reason` about the server `name`, in the original's wording.
     /// Records a warning of `reason` with its own `message`, for reasons the original has no
     /// template for.
-    fn warning(&self, name: &str, reason: &str, message: String) {
+    fn warning(&self, service: &str, reason: &str, message: String) {
         if let Some(sink) = &self.inner.events {
+            let key = self.key_of(service);
             sink.record(Event::new(
                 "MCPServer",
-                name,
-                &self.inner.namespace,
+                &key.name,
+                &key.namespace,
                 reason,
                 EventType::Warning,
                 message,
@@ -205,12 +224,13 @@ impl Services {
         }
     }
 
-    pub(crate) fn event(&self, name: &str, reason: &str, details: &Details) {
+    pub(crate) fn event(&self, service: &str, reason: &str, details: &Details) {
         if let Some(sink) = &self.inner.events {
+            let key = self.key_of(service);
             sink.record(Event::about(
                 "MCPServer",
-                name,
-                &self.inner.namespace,
+                &key.name,
+                &key.namespace,
                 reason,
                 details,
             ));
@@ -225,10 +245,19 @@ impl Services {
         spec: McpServerSpec,
         restart_processed: Option<DateTime<Utc>>,
     ) -> Backend {
-        let backend = Backend::new(name, spec.clone(), self.inner.options.clone());
+        let key = self.key_of(name);
+        let options = self.inner.options.clone().with_namespace(&key.namespace);
+        let backend = Backend::new(name, spec.clone(), options);
+        // A server of another namespace is named `<namespace>/<name>`; its prefix is built
+        // from its own name (or toolPrefix) and its namespace, never from that service name.
+        let tool_prefix = match &spec.tool_prefix {
+            Some(p) if !p.is_empty() => Some(p.clone()),
+            _ if key.namespace != self.inner.namespace => Some(key.name.clone()),
+            _ => None,
+        };
         let naming = BackendNaming {
-            namespace: Some(self.inner.namespace.clone()),
-            tool_prefix: spec.tool_prefix.clone(),
+            namespace: Some(key.namespace),
+            tool_prefix,
             family: spec.family.clone(),
         };
         self.inner

@@ -96,6 +96,11 @@ pub struct MusterConfig {
     /// core/v1 Events of the cluster (`muster serve` fails when it cannot reach the API
     /// server); `muster validate` checks files with the Kubernetes-mode rules.
     pub kubernetes: bool,
+    /// Kubernetes mode: namespaces besides [`namespace`](Self::namespace) whose MCPServers
+    /// muster serves, their tools named `<namespace>_<toolPrefix or name>`; `["*"]` watches
+    /// every namespace. Empty (the default): muster's own namespace only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_server_namespaces: Vec<String>,
     /// The aggregator.
     pub aggregator: AggregatorConfig,
     /// Bounds on workflows, the event log and backend results.
@@ -136,12 +141,48 @@ impl MusterConfig {
         out
     }
 
+    /// What is wrong with `mcpServerNamespaces`: each entry must be a namespace name
+    /// (DNS-1123 label) or `*`, and `*` stands alone.
+    pub fn namespace_problems(&self) -> Vec<Violation> {
+        let list = &self.mcp_server_namespaces;
+        let mut out = Vec::new();
+        if list.iter().any(|n| n == ALL_NAMESPACES) && list.len() > 1 {
+            out.push(Violation::new(
+                "mcpServerNamespaces",
+                "`*` (every namespace) must be the only entry",
+            ));
+        }
+        for (i, namespace) in list.iter().enumerate() {
+            if namespace != ALL_NAMESPACES && !is_namespace_name(namespace) {
+                out.push(Violation::new(
+                    format!("mcpServerNamespaces[{i}]"),
+                    "must be a namespace name (lower-case letters, digits and '-', at most 63 \
+                     characters, starting and ending with a letter or digit) or `*`",
+                ));
+            }
+        }
+        out
+    }
+
     /// The namespace with its default.
     pub fn namespace(&self) -> &str {
         self.namespace
             .as_deref()
             .unwrap_or(crate::DEFAULT_NAMESPACE)
     }
+}
+
+/// The `mcpServerNamespaces` entry that stands for every namespace.
+pub const ALL_NAMESPACES: &str = "*";
+
+/// Whether `name` is a valid Kubernetes namespace name (a DNS-1123 label).
+fn is_namespace_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let edge = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    (1..=63).contains(&bytes.len())
+        && bytes.first().is_some_and(edge)
+        && bytes.last().is_some_and(edge)
+        && bytes.iter().all(|b| edge(b) || *b == b'-')
 }
 
 /// How muster serves MCP to its clients.
@@ -571,6 +612,30 @@ pub struct DexConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_server_namespaces_are_names_or_a_lone_star() {
+        let problems = |list: &[&str]| {
+            let cfg = MusterConfig {
+                mcp_server_namespaces: list.iter().map(|s| (*s).to_owned()).collect(),
+                ..MusterConfig::default()
+            };
+            cfg.namespace_problems()
+                .iter()
+                .map(|v| v.path.clone())
+                .collect::<Vec<_>>()
+        };
+        assert!(problems(&[]).is_empty());
+        assert!(problems(&["*"]).is_empty());
+        assert!(problems(&["team-a", "b2"]).is_empty());
+        assert_eq!(problems(&["Team"]), ["mcpServerNamespaces[0]"]);
+        assert_eq!(
+            problems(&["ok", "-x", "a/b"]),
+            ["mcpServerNamespaces[1]", "mcpServerNamespaces[2]"]
+        );
+        assert_eq!(problems(&["*", "team-a"]), ["mcpServerNamespaces"]);
+        assert_eq!(problems(&[&"a".repeat(64)]), ["mcpServerNamespaces[0]"]);
+    }
 
     #[test]
     fn limits_default_parse_and_refuse_zero() {

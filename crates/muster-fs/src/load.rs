@@ -212,6 +212,7 @@ impl ConfigDir {
 fn refuse_unsupported(path: &Path, config: MusterConfig) -> Result<MusterConfig, LoadError> {
     let mut unsupported = config.unsupported_settings();
     unsupported.extend(config.aggregator.limits.problems());
+    unsupported.extend(config.namespace_problems());
     if unsupported.is_empty() {
         return Ok(config);
     }

@@ -121,8 +121,9 @@ fn error_policy<K: Kind>(
     KubeAction::requeue(delay)
 }
 
-/// Runs `reconciler` for every object of `store`'s kind and namespace until the process
-/// ends.
+/// Runs `reconciler` for every object of `store`'s kind in the namespaces it serves, until
+/// the process ends: one `kube_runtime::Controller` per watch the store runs (one per listed
+/// namespace, or one over every namespace).
 pub async fn run_controller<K: Kind>(
     store: KubeStore<K>,
     reconciler: Arc<dyn Reconcile<K>>,
@@ -132,30 +133,32 @@ pub async fn run_controller<K: Kind>(
         reconciler: reconciler.clone(),
         failures: Mutex::default(),
     });
-    let mut controller = Controller::new_with(
-        store.api().clone(),
-        watcher::Config::default(),
-        store.api_resource().clone(),
-    );
-    if let Some(every) = options.resync {
-        let leadership = options.leadership.clone();
-        let ticks = tokio_stream::wrappers::IntervalStream::new(tokio::time::interval(every))
-            .skip(1)
-            .filter(move |_| {
-                std::future::ready(leadership.as_ref().is_none_or(Leadership::is_leader))
+    let applies = store.watched_apis().into_iter().map(|api| {
+        let mut controller = Controller::new_with(
+            api,
+            watcher::Config::default(),
+            store.api_resource().clone(),
+        );
+        if let Some(every) = options.resync {
+            let leadership = options.leadership.clone();
+            let ticks = tokio_stream::wrappers::IntervalStream::new(tokio::time::interval(every))
+                .skip(1)
+                .filter(move |_| {
+                    std::future::ready(leadership.as_ref().is_none_or(Leadership::is_leader))
+                })
+                .map(|_| ());
+            controller = controller.reconcile_all_on(ticks);
+        }
+        controller
+            .run(reconcile::<K>, error_policy::<K>, ctx.clone())
+            .for_each(|result| async move {
+                if let Err(e) = result {
+                    tracing::debug!(kind = K::KIND, error = %e, "controller");
+                }
             })
-            .map(|_| ());
-        controller = controller.reconcile_all_on(ticks);
-    }
-    let applies = controller
-        .run(reconcile::<K>, error_policy::<K>, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(kind = K::KIND, error = %e, "controller");
-            }
-        });
-    let deletes = cleanups(store, reconciler);
-    tokio::join!(applies, deletes);
+    });
+    let deletes = cleanups(store.clone(), reconciler);
+    tokio::join!(futures::future::join_all(applies), deletes);
 }
 
 /// Calls [`Reconcile::cleanup`] for every object that goes away.

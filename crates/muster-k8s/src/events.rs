@@ -28,9 +28,12 @@ const FOLLOW_BUFFER: usize = 1024;
 /// How long a query waits for the events recorded before it to be written.
 const FLUSH_WAIT: Duration = Duration::from_secs(2);
 
-/// Records events as core/v1 Events in one namespace, lists them back, and follows the new
-/// ones of every replica ([`EventLog::subscribe`]).
+/// Records events as core/v1 Events in the namespace of the object they are about, lists
+/// them back, and follows the new ones of every replica in muster's namespace
+/// ([`EventLog::subscribe`]).
 pub struct KubeEventLog {
+    client: kube::Client,
+    /// The Events of muster's namespace.
     api: Api<KubeEvent>,
     queue: mpsc::Sender<Event>,
     /// How many events were queued, and how many the writer has handled: a query first
@@ -56,14 +59,21 @@ impl fmt::Debug for KubeEventLog {
 }
 
 impl KubeEventLog {
-    /// An event log in `namespace`, reported by `instance` (e.g. the pod name). Spawns the
-    /// writer task on the current tokio runtime.
+    /// An event log of muster's `namespace`, reported by `instance` (e.g. the pod name).
+    /// An event about an object of another namespace is written there, as the API server
+    /// requires. Spawns the writer task on the current tokio runtime.
     pub fn start(client: kube::Client, namespace: &str, instance: impl Into<String>) -> Self {
-        let api: Api<KubeEvent> = Api::namespaced(client, namespace);
+        let api: Api<KubeEvent> = Api::namespaced(client.clone(), namespace);
         let (queue, rx) = mpsc::channel(QUEUE);
         let (handled_tx, handled) = watch::channel(0);
-        tokio::spawn(write_all(api.clone(), rx, instance.into(), handled_tx));
+        let writer = Writer {
+            client: client.clone(),
+            home: api.clone(),
+            instance: instance.into(),
+        };
+        tokio::spawn(write_all(writer, rx, handled_tx));
         Self {
+            client,
             api,
             queue,
             queued: AtomicU64::new(0),
@@ -83,16 +93,29 @@ impl KubeEventLog {
     }
 }
 
-async fn write_all(
-    api: Api<KubeEvent>,
-    mut rx: mpsc::Receiver<Event>,
+/// What the writer task needs: the client, muster's namespace's Events and its identity.
+struct Writer {
+    client: kube::Client,
+    home: Api<KubeEvent>,
     instance: String,
-    handled: watch::Sender<u64>,
-) {
+}
+
+impl Writer {
+    /// The Events of the namespace `event` belongs in.
+    fn api_for(&self, event: &Event) -> Api<KubeEvent> {
+        if self.home.namespace() == Some(event.namespace.as_str()) || event.namespace.is_empty() {
+            self.home.clone()
+        } else {
+            Api::namespaced(self.client.clone(), &event.namespace)
+        }
+    }
+}
+
+async fn write_all(writer: Writer, mut rx: mpsc::Receiver<Event>, handled: watch::Sender<u64>) {
     let mut seq: u64 = 0;
     while let Some(event) = rx.recv().await {
         seq += 1;
-        write_one(&api, &event, &instance, seq).await;
+        write_one(&writer.api_for(&event), &event, &writer.instance, seq).await;
         handled.send_replace(seq);
     }
 }
@@ -198,8 +221,13 @@ impl EventSink for KubeEventLog {
 impl EventLog for KubeEventLog {
     async fn query(&self, filter: &EventFilter) -> Result<Vec<Event>, StoreError> {
         self.flush().await;
-        let list = self
-            .api
+        let api = match filter.namespace.as_deref() {
+            Some(ns) if self.api.namespace() != Some(ns) => {
+                Api::namespaced(self.client.clone(), ns)
+            }
+            _ => self.api.clone(),
+        };
+        let list = api
             .list(&ListParams::default())
             .await
             .map_err(|e| StoreError::Backend(Box::new(e)))?;

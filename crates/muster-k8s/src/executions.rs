@@ -6,6 +6,10 @@
 //! on each step transition with optimistic concurrency, and immutable once the run finished
 //! (the store refuses, and so does the CRD's transition rule). Every write keeps the record
 //! within the 256 KB guard.
+//!
+//! A store built [`owned_by`](KubeExecutionStore::owned_by) a replica labels the records it
+//! begins with that replica (`muster.giantswarm.io/replica`), so the leader can tell the runs
+//! of a replica that died from those still running ([`crate::replicas`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -27,6 +31,7 @@ use muster_core::store::{
 use serde_json::{Value, json};
 
 use crate::convert::{api_code, api_resource, store_error};
+use crate::replicas::REPLICA_LABEL;
 
 /// How often a write is retried after a conflict.
 const CONFLICT_RETRIES: usize = 8;
@@ -36,6 +41,8 @@ pub struct KubeExecutionStore {
     api: Api<DynamicObject>,
     resource: ApiResource,
     namespace: String,
+    /// The replica (incarnation) the records begun here are labelled with.
+    replica: Option<String>,
     /// Records of runs in progress that this process writes, so a step transition does not
     /// read the object back first. Each entry is locked while it is written.
     open: Mutex<HashMap<ExecutionId, Arc<tokio::sync::Mutex<Open>>>>,
@@ -45,6 +52,8 @@ pub struct KubeExecutionStore {
 struct Open {
     record: ExecutionRecord,
     resource_version: Option<String>,
+    /// The replica that began the run, kept on every write.
+    owner: Option<String>,
 }
 
 impl fmt::Debug for KubeExecutionStore {
@@ -85,7 +94,62 @@ impl KubeExecutionStore {
             api,
             resource,
             namespace,
+            replica: None,
             open: Mutex::default(),
+        }
+    }
+
+    /// Labels the records this store begins with `replica` (a label value: at most 63
+    /// characters), the identity whose heartbeat says whether their runs are still going.
+    #[must_use]
+    pub fn owned_by(mut self, replica: impl Into<String>) -> Self {
+        self.replica = Some(replica.into()).filter(|r| is_label_value(r));
+        self
+    }
+
+    /// The runs recorded `inprogress`, each with the replica that began it (when labelled).
+    ///
+    /// # Errors
+    ///
+    /// When the API server cannot list them.
+    pub async fn unfinished(&self) -> Result<Vec<(ExecutionId, Option<String>)>, StoreError> {
+        let selector = format!("{STATUS_LABEL}={}", ExecutionStatus::Inprogress.as_str());
+        let list = self
+            .api
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|e| StoreError::Backend(Box::new(e)))?;
+        Ok(list
+            .items
+            .iter()
+            .filter_map(|obj| {
+                let id = ExecutionId::from_string(obj.metadata.name.clone()?);
+                Some((id, owner_of(obj)))
+            })
+            .collect())
+    }
+
+    /// Records the run `id` as failed with `error` unless it finished meanwhile; returns
+    /// whether this call recorded it. Concurrent calls record it once: each write names the
+    /// resourceVersion it read, and a finished record is never written again.
+    ///
+    /// # Errors
+    ///
+    /// When the API server refuses the write for another reason.
+    pub async fn fail_interrupted(
+        &self,
+        id: &ExecutionId,
+        error: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let outcome = ExecutionOutcome::Failed(error.to_owned());
+        match self
+            .update(id, |record| record.finish(outcome.clone(), at))
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(StoreError::NotFound { .. } | StoreError::Invalid(_)) => Ok(false),
+            Err(e) => Err(e),
         }
     }
 
@@ -95,6 +159,9 @@ impl KubeExecutionStore {
 
     fn object(&self, id: &ExecutionId, open: &Open) -> Result<DynamicObject, StoreError> {
         let mut labels = BTreeMap::new();
+        if let Some(owner) = &open.owner {
+            labels.insert(REPLICA_LABEL.to_owned(), owner.clone());
+        }
         if is_label_value(&open.record.workflow_name) {
             labels.insert(WORKFLOW_LABEL.to_owned(), open.record.workflow_name.clone());
         }
@@ -129,6 +196,7 @@ impl KubeExecutionStore {
         let record = record_of(&obj)?;
         Ok(Some(Open {
             record,
+            owner: owner_of(&obj),
             resource_version: obj.metadata.resource_version,
         }))
     }
@@ -166,6 +234,7 @@ impl KubeExecutionStore {
             let mut next = Open {
                 record: open.record.clone(),
                 resource_version: open.resource_version.clone(),
+                owner: open.owner.clone(),
             };
             change(&mut next.record);
             if next.record.json_size() > MAX_RECORD_BYTES {
@@ -199,6 +268,15 @@ impl KubeExecutionStore {
     }
 }
 
+/// The replica label of a record.
+fn owner_of(obj: &DynamicObject) -> Option<String> {
+    obj.metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(REPLICA_LABEL))
+        .cloned()
+}
+
 fn record_of(obj: &DynamicObject) -> Result<ExecutionRecord, StoreError> {
     let spec = obj.data.get("spec").cloned().unwrap_or(Value::Null);
     serde_json::from_value(spec).map_err(|e| StoreError::Codec {
@@ -217,6 +295,7 @@ impl ExecutionStore for KubeExecutionStore {
         let open = Open {
             record,
             resource_version: None,
+            owner: self.replica.clone(),
         };
         let obj = self.object(&run.id, &open)?;
         let created = self

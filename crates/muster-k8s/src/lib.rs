@@ -21,6 +21,8 @@
 //!   in force).
 //! - [`leader`]: [`LeaderElector`], one leader among replicas through a `coordination.k8s.io`
 //!   Lease.
+//! - [`replicas`]: [`ReplicaHeartbeat`] and [`InterruptedRuns`], so the runs of a replica that
+//!   died are recorded as failed, once.
 //!
 //! Where to start: [`KubeStore::builder`] for a kind, then [`run_controller`] with the reconciler
 //! of that kind.
@@ -32,6 +34,7 @@ mod error;
 pub mod events;
 pub mod executions;
 pub mod leader;
+pub mod replicas;
 pub mod secrets;
 pub mod store;
 
@@ -40,5 +43,6 @@ pub use error::Error;
 pub use events::KubeEventLog;
 pub use executions::KubeExecutionStore;
 pub use leader::{LeaderElector, Leadership};
+pub use replicas::{InterruptedRuns, ReplicaHeartbeat};
 pub use secrets::{KubeSecrets, SecretRules};
 pub use store::KubeStore;

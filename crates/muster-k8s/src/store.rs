@@ -7,6 +7,7 @@
 //! `/status` subresource with `observedGeneration`, and only while this replica leads when a
 //! [`Leadership`] is given.
 
+mod scope;
 mod status;
 mod sync;
 
@@ -30,6 +31,8 @@ use tokio::sync::{broadcast, watch};
 use crate::convert::{api_resource, key_of, store_error, to_dynamic, to_object};
 use crate::leader::Leadership;
 
+pub use scope::Namespaces;
+
 /// How often a write is retried after a conflict before giving up.
 const CONFLICT_RETRIES: usize = 8;
 /// How long a write waits for the reflector to show it, so a list right after sees it.
@@ -47,7 +50,8 @@ enum Change {
     Resynced,
 }
 
-/// The `ResourceStore` of kind `K` over the Kubernetes API, in one namespace. Cheap to clone.
+/// The `ResourceStore` of kind `K` over the Kubernetes API: muster's namespace, and the other
+/// [`Namespaces`] it is built to watch. Cheap to clone.
 pub struct KubeStore<K: Kind> {
     inner: Arc<Inner<K>>,
 }
@@ -61,12 +65,16 @@ impl<K: Kind> Clone for KubeStore<K> {
 }
 
 struct Inner<K: Kind> {
+    client: kube::Client,
+    /// The API of muster's own namespace.
     api: Api<DynamicObject>,
     resource: ApiResource,
     namespace: String,
-    reader: Store<DynamicObject>,
+    watched: Namespaces,
+    /// One reflector per watch (one per namespace, or one over every namespace).
+    readers: Vec<Store<DynamicObject>>,
     changes: broadcast::Sender<Change>,
-    ready: watch::Receiver<bool>,
+    ready: Vec<watch::Receiver<bool>>,
     leadership: Option<Leadership>,
     write_rule: Option<WriteRule<K>>,
     /// Statuses computed while another replica led, written when this one takes the lead.
@@ -87,6 +95,7 @@ impl<K: Kind> fmt::Debug for KubeStore<K> {
 pub struct KubeStoreBuilder<K: Kind> {
     client: kube::Client,
     namespace: String,
+    watched: Namespaces,
     leadership: Option<Leadership>,
     write_rule: Option<WriteRule<K>>,
 }
@@ -100,6 +109,15 @@ impl<K: Kind> fmt::Debug for KubeStoreBuilder<K> {
 }
 
 impl<K: Kind> KubeStoreBuilder<K> {
+    /// Serves objects of `namespaces` besides muster's own (default: muster's namespace
+    /// only). [`Namespaces::All`] watches every namespace with one cluster-wide watch, so the
+    /// service account needs `list` and `watch` cluster-wide; a list watches each namespace
+    /// on its own.
+    pub fn namespaces(mut self, namespaces: Namespaces) -> Self {
+        self.watched = namespaces.including(&self.namespace);
+        self
+    }
+
     /// Status is written only while `leadership` says this replica leads; other replicas
     /// leave it alone, so statuses never flap between replicas.
     pub fn leadership(mut self, leadership: Leadership) -> Self {
@@ -117,27 +135,35 @@ impl<K: Kind> KubeStoreBuilder<K> {
     /// for the first complete list; [`KubeStore::ready`] waits for it explicitly.
     pub fn start(self) -> KubeStore<K> {
         let resource = api_resource::<K>();
-        let api = Api::<DynamicObject>::namespaced_with(self.client, &self.namespace, &resource);
-        let writer = reflector::store::Writer::new(resource.clone());
-        let reader = writer.as_reader();
+        let api =
+            Api::<DynamicObject>::namespaced_with(self.client.clone(), &self.namespace, &resource);
         let (changes, _) = broadcast::channel(1024);
-        let (ready_tx, ready) = watch::channel(false);
-        let stream = reflector::reflector(
-            writer,
-            watcher(api.clone(), watcher::Config::default()).default_backoff(),
-        );
-        tokio::spawn(sync::run(
-            K::KIND,
-            stream.boxed(),
-            changes.clone(),
-            ready_tx,
-        ));
+        let mut readers = Vec::new();
+        let mut ready = Vec::new();
+        for watched in self.watched.apis(&self.client, &resource) {
+            let writer = reflector::store::Writer::new(resource.clone());
+            readers.push(writer.as_reader());
+            let (ready_tx, ready_rx) = watch::channel(false);
+            ready.push(ready_rx);
+            let stream = reflector::reflector(
+                writer,
+                watcher(watched, watcher::Config::default()).default_backoff(),
+            );
+            tokio::spawn(sync::run(
+                K::KIND,
+                stream.boxed(),
+                changes.clone(),
+                ready_tx,
+            ));
+        }
         let store = KubeStore {
             inner: Arc::new(Inner {
+                client: self.client,
                 api,
                 resource,
                 namespace: self.namespace,
-                reader,
+                watched: self.watched,
+                readers,
                 changes,
                 ready,
                 leadership: self.leadership.clone(),
@@ -155,9 +181,11 @@ impl<K: Kind> KubeStoreBuilder<K> {
 impl<K: Kind> KubeStore<K> {
     /// A store of kind `K` in `namespace`.
     pub fn builder(client: kube::Client, namespace: impl Into<String>) -> KubeStoreBuilder<K> {
+        let namespace = namespace.into();
         KubeStoreBuilder {
             client,
-            namespace: namespace.into(),
+            watched: Namespaces::Listed(vec![namespace.clone()]),
+            namespace,
             leadership: None,
             write_rule: None,
         }
@@ -166,10 +194,29 @@ impl<K: Kind> KubeStore<K> {
     /// Waits until the reflector holds a complete list (or `timeout` passes); returns whether
     /// it does.
     pub async fn ready(&self, timeout: Duration) -> bool {
-        let mut ready = self.inner.ready.clone();
-        tokio::time::timeout(timeout, ready.wait_for(|r| *r))
+        tokio::time::timeout(timeout, self.wait_ready())
             .await
-            .is_ok_and(|r| r.is_ok())
+            .is_ok_and(|r| r)
+    }
+
+    /// Waits until every reflector holds a complete list; false when one has stopped.
+    async fn wait_ready(&self) -> bool {
+        for ready in &self.inner.ready {
+            if ready.clone().wait_for(|r| *r).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether every reflector holds a complete list.
+    fn is_ready(&self) -> bool {
+        self.inner.ready.iter().all(|r| *r.borrow())
+    }
+
+    /// Every object the reflectors hold.
+    fn cached(&self) -> Vec<Arc<DynamicObject>> {
+        self.inner.readers.iter().flat_map(Store::state).collect()
     }
 
     /// Writes the statuses held back while another replica led, each time this one takes
@@ -195,9 +242,24 @@ impl<K: Kind> KubeStore<K> {
         }
     }
 
-    /// The API of the store's kind and namespace.
+    /// The API of the store's kind in muster's namespace.
     pub fn api(&self) -> &Api<DynamicObject> {
         &self.inner.api
+    }
+
+    /// The APIs whose lists and watches cover the namespaces the store serves.
+    pub(crate) fn watched_apis(&self) -> Vec<Api<DynamicObject>> {
+        self.inner
+            .watched
+            .apis(&self.inner.client, &self.inner.resource)
+    }
+
+    /// The API of the store's kind in `namespace`.
+    fn api_in(&self, namespace: &str) -> Api<DynamicObject> {
+        if namespace == self.inner.namespace {
+            return self.inner.api.clone();
+        }
+        Api::namespaced_with(self.inner.client.clone(), namespace, &self.inner.resource)
     }
 
     /// The API resource of the store's kind.
@@ -205,17 +267,18 @@ impl<K: Kind> KubeStore<K> {
         &self.inner.resource
     }
 
-    /// The namespace the store serves.
+    /// muster's namespace: where the store writes what names no other.
     pub fn namespace(&self) -> &str {
         &self.inner.namespace
     }
 
-    fn object_ref(&self, name: &str) -> ObjectRef<DynamicObject> {
-        ObjectRef::new_with(name, self.inner.resource.clone()).within(&self.inner.namespace)
+    /// The namespaces the store serves.
+    pub fn namespaces(&self) -> &Namespaces {
+        &self.inner.watched
     }
 
     fn check_namespace(&self, key: &ObjectKey) -> Result<(), StoreError> {
-        if key.namespace == self.inner.namespace {
+        if self.inner.watched.contains(&key.namespace) {
             Ok(())
         } else {
             Err(StoreError::not_found(K::KIND, key))
@@ -229,12 +292,13 @@ impl<K: Kind> KubeStore<K> {
         }
     }
 
-    /// Waits (bounded) until the reflector shows `name` at `version`, or gone for `None`.
-    async fn await_reflected(&self, name: &str, version: Option<&str>) {
-        let target = self.object_ref(name);
+    /// Waits (bounded) until the reflector shows `key` at `version`, or gone for `None`.
+    async fn await_reflected(&self, key: &ObjectKey, version: Option<&str>) {
+        let target =
+            ObjectRef::new_with(&key.name, self.inner.resource.clone()).within(&key.namespace);
         let deadline = tokio::time::Instant::now() + READ_YOUR_WRITES;
         while tokio::time::Instant::now() < deadline {
-            let seen = self.inner.reader.get(&target);
+            let seen = self.inner.readers.iter().find_map(|r| r.get(&target));
             let done = match (version, &seen) {
                 (None, None) => true,
                 (Some(v), Some(obj)) => obj
@@ -253,8 +317,7 @@ impl<K: Kind> KubeStore<K> {
 
     async fn get_dynamic(&self, key: &ObjectKey) -> Result<Option<DynamicObject>, StoreError> {
         self.check_namespace(key)?;
-        self.inner
-            .api
+        self.api_in(&key.namespace)
             .get_opt(&key.name)
             .await
             .map_err(|e| store_error::<K>(key, e))
@@ -282,22 +345,25 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
     }
 
     async fn list(&self, namespace: Option<&str>) -> Result<Vec<Object<K>>, StoreError> {
-        if namespace.is_some_and(|ns| ns != self.inner.namespace) {
+        if namespace.is_some_and(|ns| !self.inner.watched.contains(ns)) {
             return Ok(Vec::new());
         }
-        let objects: Vec<Arc<DynamicObject>> = if *self.inner.ready.borrow() {
-            self.inner.reader.state()
+        let objects: Vec<Arc<DynamicObject>> = if self.is_ready() {
+            self.cached()
         } else {
-            let list = self
-                .inner
-                .api
-                .list(&kube::api::ListParams::default())
-                .await
-                .map_err(|e| StoreError::Backend(Box::new(e)))?;
-            list.items.into_iter().map(Arc::new).collect()
+            let mut all = Vec::new();
+            for api in self.watched_apis() {
+                let list = api
+                    .list(&kube::api::ListParams::default())
+                    .await
+                    .map_err(|e| StoreError::Backend(Box::new(e)))?;
+                all.extend(list.items.into_iter().map(Arc::new));
+            }
+            all
         };
         let mut out: Vec<Object<K>> = objects
             .iter()
+            .filter(|o| namespace.is_none_or(|ns| o.metadata.namespace.as_deref() == Some(ns)))
             .filter_map(|o| match to_object::<K>(o) {
                 Ok(obj) => Some(obj),
                 Err(e) => {
@@ -320,12 +386,11 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
             data.remove("status");
         }
         let created = self
-            .inner
-            .api
+            .api_in(&key.namespace)
             .create(&PostParams::default(), &dynamic)
             .await
             .map_err(|e| store_error::<K>(&key, e))?;
-        self.await_reflected(&key.name, created.metadata.resource_version.as_deref())
+        self.await_reflected(&key, created.metadata.resource_version.as_deref())
             .await;
         to_object(&created)
     }
@@ -372,13 +437,12 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
                 data.insert("spec".into(), spec.clone());
             }
             match self
-                .inner
-                .api
+                .api_in(&key.namespace)
                 .replace(&key.name, &PostParams::default(), &current)
                 .await
             {
                 Ok(replaced) => {
-                    self.await_reflected(&key.name, replaced.metadata.resource_version.as_deref())
+                    self.await_reflected(&key, replaced.metadata.resource_version.as_deref())
                         .await;
                     return to_object(&replaced);
                 }
@@ -406,12 +470,11 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
         let Some(current) = self.get_dynamic(key).await? else {
             return Err(StoreError::not_found(K::KIND, key));
         };
-        self.inner
-            .api
+        self.api_in(&key.namespace)
             .delete(&key.name, &DeleteParams::default())
             .await
             .map_err(|e| store_error::<K>(key, e))?;
-        self.await_reflected(&key.name, None).await;
+        self.await_reflected(key, None).await;
         to_object(&current)
     }
 
@@ -450,8 +513,7 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
                 data.insert("status".into(), value);
             }
             match self
-                .inner
-                .api
+                .api_in(&key.namespace)
                 .replace_status(&key.name, &PostParams::default(), &current)
                 .await
             {
@@ -475,9 +537,10 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
             (self.clone(), changes, false),
             |(store, mut changes, started)| async move {
                 if !started {
-                    let mut ready = store.inner.ready.clone();
-                    ready.wait_for(|r| *r).await.ok()?;
-                    let first = snapshot::<K>(&store.inner.reader);
+                    if !store.wait_ready().await {
+                        return None;
+                    }
+                    let first = snapshot::<K>(&store.cached());
                     return Some((Ok(first), (store, changes, true)));
                 }
                 let event = match changes.recv().await {
@@ -486,10 +549,10 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
                         Ok(o) => StoreEvent::Deleted(o),
                         // It never became a service, so nothing is left to clean up but
                         // what a resync settles.
-                        Err(_) => snapshot::<K>(&store.inner.reader),
+                        Err(_) => snapshot::<K>(&store.cached()),
                     },
                     Ok(Change::Resynced) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                        snapshot::<K>(&store.inner.reader)
+                        snapshot::<K>(&store.cached())
                     }
                     Err(broadcast::error::RecvError::Closed) => return None,
                 };
@@ -514,9 +577,8 @@ fn applied<K: Kind>(obj: &DynamicObject) -> StoreEvent<K> {
     }
 }
 
-fn snapshot<K: Kind>(reader: &Store<DynamicObject>) -> StoreEvent<K> {
-    let mut all: Vec<Object<K>> = reader
-        .state()
+fn snapshot<K: Kind>(objects: &[Arc<DynamicObject>]) -> StoreEvent<K> {
+    let mut all: Vec<Object<K>> = objects
         .iter()
         .filter_map(|o| to_object::<K>(o).ok())
         .collect();

@@ -51,8 +51,22 @@ fn definition(args: &JsonObject) -> Result<McpServerDefinition, String> {
 }
 
 impl CoreTools {
+    /// The server `name` means: `<namespace>/<name>` is one of another namespace.
     fn key(&self, name: &str) -> ObjectKey {
-        ObjectKey::new(&self.inner.namespace, name)
+        ObjectKey::qualified(&self.inner.namespace, name)
+    }
+
+    /// Refuses a write to an MCPServer outside muster's namespace: those belong to their
+    /// namespace's owners (kubectl, GitOps), and muster only serves them.
+    fn refuse_foreign(&self, name: &str, what: &str) -> Option<CallToolResult> {
+        let key = self.key(name);
+        (key.namespace != self.inner.namespace).then(|| {
+            error(format!(
+                "Failed to {what} MCP server: {name} is in namespace {}; muster writes \
+                 MCPServers only in its own namespace {} (manage it with kubectl)",
+                key.namespace, self.inner.namespace
+            ))
+        })
     }
 
     fn validated(
@@ -60,7 +74,8 @@ impl CoreTools {
         name: &str,
         def: &McpServerDefinition,
     ) -> Result<muster_core::resource::mcp_server::McpServerSpec, String> {
-        def.validate_named(name, &self.inner.namespace, &self.inner.validation)
+        let key = self.key(name);
+        def.validate_named(&key.name, &key.namespace, &self.inner.validation)
             .map_err(|e| {
                 e.violations()
                     .iter()
@@ -83,12 +98,8 @@ impl CoreTools {
             .get("verbose")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        let servers = match self
-            .inner
-            .mcpservers
-            .list(Some(&self.inner.namespace))
-            .await
-        {
+        // Every namespace the store serves: muster's own, and those it is set to watch.
+        let servers = match self.inner.mcpservers.list(None).await {
             Ok(s) => s,
             Err(e) => return Ok(error(format!("Failed to list MCP servers: {e}"))),
         };
@@ -100,9 +111,15 @@ impl CoreTools {
                 continue;
             }
             let mut item = info(obj, verbose);
+            let qualified = obj.key().name_in(&self.inner.namespace);
+            if qualified != obj.metadata.name
+                && let Value::Object(m) = &mut item
+            {
+                m.insert("name".to_owned(), json!(qualified));
+                m.insert("namespace".to_owned(), json!(obj.key().namespace));
+            }
             if let Some(auth) = &self.inner.session_auth
-                && let Some((status, tools)) =
-                    auth.session_status(&context.session, &obj.metadata.name)
+                && let Some((status, tools)) = auth.session_status(&context.session, &qualified)
                 && let Value::Object(m) = &mut item
             {
                 m.insert("sessionStatus".to_owned(), json!(status));
@@ -164,11 +181,15 @@ impl CoreTools {
         let Some(name) = string_arg(&args, "name") else {
             return Ok(error("Invalid MCP server definition: name is required"));
         };
+        if let Some(refused) = self.refuse_foreign(&name, "create") {
+            return Ok(refused);
+        }
         let spec = match definition(&args).and_then(|def| self.validated(&name, &def)) {
             Ok(spec) => spec,
             Err(e) => return Ok(error(format!("Invalid MCP server definition: {e}"))),
         };
-        let mut obj = Object::<McpServer>::new(&name, spec).in_namespace(&self.inner.namespace);
+        let key = self.key(&name);
+        let mut obj = Object::<McpServer>::new(&key.name, spec).in_namespace(&key.namespace);
         let annotations = &mut obj.metadata.annotations;
         if let Some(display) = string_arg(&args, "displayName") {
             annotations.insert(DISPLAY_NAME_ANNOTATION.to_owned(), display);
@@ -214,6 +235,9 @@ impl CoreTools {
         let Some(name) = string_arg(&args, "name") else {
             return Ok(error("Invalid MCP server definition: name is required"));
         };
+        if let Some(refused) = self.refuse_foreign(&name, "update") {
+            return Ok(refused);
+        }
         let mut existing = match self.inner.mcpservers.get(&self.key(&name)).await {
             Ok(Some(obj)) => obj,
             Ok(None) => {
@@ -256,6 +280,9 @@ impl CoreTools {
         let Some(name) = string_arg(&args, "name") else {
             return Ok(error("name argument is required"));
         };
+        if let Some(refused) = self.refuse_foreign(&name, "delete") {
+            return Ok(refused);
+        }
         match self.inner.mcpservers.delete(&self.key(&name)).await {
             Ok(_) => {
                 self.event("MCPServer", &name, "MCPServerDeleted", &Details::default());

@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use muster_core::resource::ObjectKey;
 use muster_core::resource::mcp_server::McpServerDefinition;
 use muster_core::secret::REDACTED;
 use serde_json::{Map, Value, json};
@@ -116,10 +115,10 @@ impl Services {
         if let Some(b) = self.backend(name) {
             return Ok(b);
         }
-        let key = ObjectKey::new(&self.inner.namespace, name);
+        let key = self.key_of(name);
         match self.inner.store.get(&key).await {
             Ok(Some(obj)) => {
-                self.runnable(&obj.spec)
+                self.runnable(&obj)
                     .map_err(|source| ServiceError::Invalid {
                         name: name.to_owned(),
                         source,

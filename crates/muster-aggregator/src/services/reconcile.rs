@@ -61,7 +61,9 @@ impl McpServerReconciler {
         obj: &Object<McpServer>,
         message: String,
     ) -> Result<Action, ReconcileError> {
-        self.services.remove(obj.name()).await;
+        self.services
+            .remove(&self.services.service_name(&obj.key()))
+            .await;
         let status = McpServerStatus {
             state: Some(McpServerState::Failed),
             health: Some(Health::Unhealthy),
@@ -82,9 +84,10 @@ impl McpServerReconciler {
 #[async_trait]
 impl Reconcile<McpServer> for McpServerReconciler {
     async fn apply(&self, obj: Arc<Object<McpServer>>) -> Result<Action, ReconcileError> {
-        let name = obj.name();
+        let service = self.services.service_name(&obj.key());
+        let name = service.as_str();
         let spec = &obj.spec;
-        if let Err(violations) = self.services.runnable(spec) {
+        if let Err(violations) = self.services.runnable(&obj) {
             return self.refuse(&obj, violations.to_string()).await;
         }
         let wants_running = !spec.suspended;
@@ -134,9 +137,10 @@ impl Reconcile<McpServer> for McpServerReconciler {
     }
 
     async fn cleanup(&self, obj: Arc<Object<McpServer>>) -> Result<Action, ReconcileError> {
-        if self.services.remove(obj.name()).await {
+        let service = self.services.service_name(&obj.key());
+        if self.services.remove(&service).await {
             self.services
-                .event(obj.name(), "MCPServerStopped", &Details::default());
+                .event(&service, "MCPServerStopped", &Details::default());
         }
         Ok(Action::await_change())
     }

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use muster_core::event::message::Details;
-use muster_core::resource::{Condition, ConditionStatus, ObjectKey};
+use muster_core::resource::{Condition, ConditionStatus};
 use muster_core::store::StoreError;
 use tokio_util::sync::CancellationToken;
 
@@ -16,7 +16,7 @@ use crate::backend::{Backend, BackendSnapshot, ServiceState};
 
 pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: CancellationToken) {
     tokio::spawn(async move {
-        let key = ObjectKey::new(&services.inner.namespace, &name);
+        let key = services.key_of(&name);
         let mut changes = backend.changes();
         let mut membership = services.inner.membership.subscribe();
         let first = backend.snapshot();

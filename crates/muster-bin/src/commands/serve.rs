@@ -86,7 +86,8 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         bail!("{e}");
     }
     let mut config = loaded.config_or_default();
-    let problems = config.limits.problems();
+    let mut problems = config.limits.problems();
+    problems.extend(config.namespace_problems().iter().map(ToString::to_string));
     if !problems.is_empty() {
         bail!("config.yaml: {}", problems.join("; "));
     }
@@ -101,8 +102,14 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
     let front_door_auth = oauth::front_door(&config, &extra_roots)?;
     let namespace = config.namespace().to_owned();
     let mut kube = if kubernetes::wanted(&root, config.kubernetes) {
-        Some(kubernetes::connect(&namespace, secrets::rules(&root)).await?)
+        let watched = muster_k8s::store::Namespaces::from_setting(&config.mcp_server_namespaces);
+        Some(kubernetes::connect(&namespace, watched, secrets::rules(&root)).await?)
     } else {
+        if !config.mcp_server_namespaces.is_empty() {
+            tracing::warn!(
+                "mcpServerNamespaces applies to Kubernetes mode only; filesystem mode ignores it"
+            );
+        }
         for problem in loaded.mcp_servers.iter().filter_map(|l| l.error()) {
             tracing::warn!(%problem, "MCPServer definition skipped");
         }
@@ -143,6 +150,10 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
     // Services and tools.
     let mut naming = NamingOptions::default();
     naming.muster_prefix = config.aggregator.muster_prefix.clone();
+    if kube.is_some() {
+        // Servers of other namespaces get `<namespace>_` in front of their prefix.
+        naming.home_namespace = Some(namespace.clone());
+    }
     naming.family_descriptions = match config.aggregator.family_descriptions {
         FamilyDescriptionRule::MustMatch => FamilyDescriptions::MustMatch,
         FamilyDescriptionRule::Majority => FamilyDescriptions::Majority,
@@ -219,8 +230,12 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
             .with_events(events.clone() as Arc<dyn EventSink>),
     );
     let server_reconciler = Arc::new(McpServerReconciler::new(services.clone()));
+    let mut heartbeat = None;
     let leadership = match kube {
         Some(k) => {
+            tokio::spawn(k.heartbeat.clone().run());
+            tokio::spawn(sweep_interrupted(k.interrupted, k.leadership.clone()));
+            heartbeat = Some(k.heartbeat);
             let options = ControllerOptions {
                 leadership: Some(k.leadership.clone()),
                 ..ControllerOptions::default()
@@ -294,6 +309,9 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
         Ok(0) => {}
         Ok(n) => tracing::info!(count = n, "recorded in-flight executions as cancelled"),
         Err(e) => tracing::warn!(error = %e, "cannot record in-flight executions as cancelled"),
+    }
+    if let Some(heartbeat) = heartbeat {
+        heartbeat.end().await;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -374,6 +392,30 @@ async fn prune_executions(executions: Arc<dyn ExecutionStore>, leadership: Leade
             Err(e) => tracing::warn!(error = %e, "pruning execution records failed"),
         }
         tokio::time::sleep(RETENTION_INTERVAL).await;
+    }
+}
+
+/// How often the leader looks for runs of replicas that died.
+const INTERRUPTED_SWEEP: Duration = Duration::from_secs(5);
+
+/// Records the runs of replicas that died (killed, a lost node) as failed, while this
+/// replica leads.
+async fn sweep_interrupted(runs: muster_k8s::InterruptedRuns, leadership: Leadership) {
+    loop {
+        tokio::time::sleep(INTERRUPTED_SWEEP).await;
+        if !leadership.is_leader() {
+            continue;
+        }
+        match runs.sweep().await {
+            Ok(s) if s.failed > 0 => {
+                tracing::warn!(
+                    count = s.failed,
+                    "recorded runs of replicas that died as failed"
+                );
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "looking for runs of replicas that died failed"),
+        }
     }
 }
 

@@ -78,10 +78,53 @@ impl ObjectKey {
     pub fn named(name: impl Into<String>) -> Self {
         Self::new(DEFAULT_NAMESPACE, name)
     }
+
+    /// The key a muster in namespace `home` means by `name`: `<namespace>/<name>` names an
+    /// object of another namespace, a plain name one of `home` (Kubernetes names never
+    /// contain `/`).
+    pub fn qualified(home: &str, name: &str) -> Self {
+        match name.split_once('/') {
+            Some((namespace, name)) if !namespace.is_empty() => Self::new(namespace, name),
+            _ => Self::new(home, name),
+        }
+    }
+
+    /// How a muster in namespace `home` names this object: the plain name in `home`,
+    /// `<namespace>/<name>` elsewhere; the inverse of [`qualified`](Self::qualified).
+    pub fn name_in(&self, home: &str) -> String {
+        if self.namespace == home {
+            self.name.clone()
+        } else {
+            self.to_string()
+        }
+    }
 }
 
 impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ObjectKey;
+
+    #[test]
+    fn qualified_names_round_trip() {
+        for (name, namespace, plain) in [
+            ("github", "muster", "github"),
+            ("team-a/github", "team-a", "github"),
+            ("muster/github", "muster", "github"),
+            ("/github", "muster", "/github"),
+        ] {
+            let key = ObjectKey::qualified("muster", name);
+            assert_eq!(
+                (key.namespace.as_str(), key.name.as_str()),
+                (namespace, plain)
+            );
+        }
+        assert_eq!(ObjectKey::new("muster", "a").name_in("muster"), "a");
+        assert_eq!(ObjectKey::new("team-a", "a").name_in("muster"), "team-a/a");
     }
 }

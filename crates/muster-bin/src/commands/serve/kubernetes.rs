@@ -9,10 +9,10 @@ use anyhow::{Context as _, bail};
 use muster_core::resource::mcp_server::McpServerDefinition;
 use muster_core::resource::{McpServer, Object, ValidationContext, Workflow};
 use muster_k8s::leader::LeaseSettings;
-use muster_k8s::store::WriteRule;
+use muster_k8s::store::{Namespaces, WriteRule};
 use muster_k8s::{
-    KubeEventLog, KubeExecutionStore, KubeSecrets, KubeStore, LeaderElector, Leadership,
-    SecretRules,
+    InterruptedRuns, KubeEventLog, KubeExecutionStore, KubeSecrets, KubeStore, LeaderElector,
+    Leadership, ReplicaHeartbeat, SecretRules,
 };
 
 /// How long startup waits for the API server and for the first list of each kind.
@@ -53,14 +53,23 @@ pub(crate) struct KubeParts {
     pub(crate) events: Arc<KubeEventLog>,
     pub(crate) leadership: Leadership,
     pub(crate) elector: LeaderElector,
+    /// This process's heartbeat, which the records it begins name.
+    pub(crate) heartbeat: ReplicaHeartbeat,
+    /// The leader's sweep of runs whose replica died.
+    pub(crate) interrupted: InterruptedRuns,
     /// The `headersFrom` reader, taken by the backend options.
     pub(crate) secrets: Option<KubeSecrets>,
 }
 
 /// Connects to the API server named by `KUBECONFIG` / `~/.kube/config` or the in-cluster
-/// environment and builds the stores of `namespace`. Fails, never falls back, when the API
-/// server cannot be reached or does not serve muster's CRDs.
-pub(crate) async fn connect(namespace: &str, rules: SecretRules) -> anyhow::Result<KubeParts> {
+/// environment and builds the stores of `namespace`, MCPServers of `server_namespaces` too.
+/// Fails, never falls back, when the API server cannot be reached or does not serve muster's
+/// CRDs.
+pub(crate) async fn connect(
+    namespace: &str,
+    server_namespaces: Namespaces,
+    rules: SecretRules,
+) -> anyhow::Result<KubeParts> {
     let client = kube::Client::try_default().await.context(
         "kubernetes: true, but no Kubernetes API server is configured \
          (no in-cluster service account and no usable kubeconfig)",
@@ -83,6 +92,7 @@ pub(crate) async fn connect(namespace: &str, rules: SecretRules) -> anyhow::Resu
     );
     let ctx = ValidationContext::kubernetes(namespace);
     let mcpservers = KubeStore::<McpServer>::builder(client.clone(), namespace)
+        .namespaces(server_namespaces)
         .leadership(leadership.clone())
         .write_rule(mcp_server_rule(ctx))
         .start();
@@ -95,14 +105,29 @@ pub(crate) async fn connect(namespace: &str, rules: SecretRules) -> anyhow::Resu
     ] {
         if !ready {
             bail!(
-                "the first list of MCPServers and Workflows did not complete within {STARTUP_TIMEOUT:?}"
+                "the first list of MCPServers ({:?}) and Workflows did not complete within \
+                 {STARTUP_TIMEOUT:?}",
+                mcpservers.namespaces()
             );
         }
     }
+    // The heartbeat exists before the first record naming it, so no sweep takes this replica
+    // for dead.
+    let heartbeat = ReplicaHeartbeat::new(client.clone(), namespace, identity.clone());
+    heartbeat
+        .beat()
+        .await
+        .context("cannot write this replica's heartbeat Lease")?;
+    let executions = Arc::new(
+        KubeExecutionStore::new(client.clone(), namespace).owned_by(heartbeat.incarnation()),
+    );
+    let interrupted = InterruptedRuns::new(client.clone(), namespace, executions.clone());
     Ok(KubeParts {
         mcpservers,
         workflows,
-        executions: Arc::new(KubeExecutionStore::new(client.clone(), namespace)),
+        executions,
+        heartbeat,
+        interrupted,
         secrets: Some(KubeSecrets::new(client.clone(), rules)),
         events: Arc::new(KubeEventLog::start(client.clone(), namespace, identity)),
         client,
