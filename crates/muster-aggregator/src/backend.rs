@@ -34,9 +34,11 @@ mod catalog;
 #[cfg(feature = "http-client")]
 pub(crate) mod client_credentials;
 mod connect;
+mod connector;
 mod error;
-mod failure;
+pub(crate) mod failure;
 mod handler;
+mod handshake;
 mod headers;
 pub(crate) mod health;
 #[cfg(feature = "http-client")]
@@ -48,7 +50,7 @@ mod lifecycle;
 #[cfg(feature = "stdio")]
 mod line_limit;
 mod options;
-mod progress;
+pub(crate) mod progress;
 #[cfg(feature = "stdio")]
 mod reaper;
 mod secrets;
@@ -63,7 +65,7 @@ mod status;
 mod stderr_tail;
 #[cfg(feature = "stdio")]
 mod stdio;
-mod tap;
+pub(crate) mod tap;
 mod transition;
 
 use std::sync::Arc;
@@ -81,7 +83,7 @@ use tower::util::BoxCloneSyncService;
 pub use backoff::{Backoff, DEFAULT_INITIAL_BACKOFF, DEFAULT_MAX_BACKOFF};
 #[cfg(feature = "http-client")]
 pub use bearer::BearerSource;
-pub use connect::Connector;
+pub use connector::Connector;
 pub use error::BackendError;
 pub use handler::CLIENT_NAME;
 pub use headers::NO_SECRET_READER;

@@ -35,6 +35,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::task::JoinSet;
 
 use self::upstream::Upstream;
+use crate::client::{ClientError, parse_endpoint};
 
 /// How long a message waits for an unreachable server before it fails, by default.
 pub const DEFAULT_RECONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -69,14 +70,13 @@ pub struct Bridge {
 impl Bridge {
     /// A bridge to `endpoint`, such as `http://localhost:8090/mcp`.
     pub fn new(endpoint: &str) -> Result<Self, BridgeError> {
-        let refuse = |reason: String| BridgeError::Endpoint {
+        let url = parse_endpoint(endpoint).map_err(|e| BridgeError::Endpoint {
             url: endpoint.to_owned(),
-            reason,
-        };
-        let url = reqwest::Url::parse(endpoint).map_err(|e| refuse(e.to_string()))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(refuse("the scheme must be http or https".to_owned()));
-        }
+            reason: match e {
+                ClientError::Endpoint { reason, .. } => reason,
+                other => other.to_string(),
+            },
+        })?;
         Ok(Self {
             endpoint: url,
             headers: HeaderMap::new(),

@@ -27,6 +27,8 @@
 //! - `oauth_server` (feature `oauth-server`): muster as OAuth 2.1 authorization and
 //!   resource server in front of the MCP endpoints.
 //! - `tls` (feature `http-client`): extra CA certificates for outgoing HTTPS.
+//! - `client` (feature `client`): a client of a muster server (rmcp's streamable-HTTP
+//!   client), behind the `muster` CLI and `muster agent --repl`.
 //! - `bridge` (feature `bridge`): stdio MCP forwarded to a muster over HTTP
 //!   (`muster agent --mcp-server`).
 //!
@@ -43,6 +45,8 @@ pub mod auth;
 pub mod backend;
 #[cfg(feature = "bridge")]
 pub mod bridge;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod core_tools;
 pub mod health;
 pub mod layers;

@@ -19,12 +19,14 @@ mod prompts;
 mod reply;
 mod resources;
 mod schema;
+mod summary;
 
 use std::sync::{Arc, LazyLock};
 
 use muster_core::tool::{CallContext, ToolService};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
+pub use crate::naming::META_TOOL_NAMES;
 pub use call_tool::envelope;
 
 use self::index::IndexCache;
@@ -32,21 +34,6 @@ use crate::metrics::{AggregatorMetrics, CallMeter};
 use crate::observe;
 use crate::registry::Registry;
 use tracing::Instrument as _;
-
-/// The meta-tools' names in `tools/list` order.
-pub const META_TOOL_NAMES: [&str; 11] = [
-    "list_tools",
-    "describe_tool",
-    "list_core_tools",
-    "filter_tools",
-    "call_tool",
-    "list_resources",
-    "describe_resource",
-    "get_resource",
-    "list_prompts",
-    "describe_prompt",
-    "get_prompt",
-];
 
 static DEFINITIONS: LazyLock<Vec<Tool>> = LazyLock::new(|| {
     vec![

@@ -29,6 +29,21 @@ pub use family::{
 };
 pub use schema::{INSTANCE_ARG_DESCRIPTION_PREFIX, SERVERS_TRAILER_PREFIX};
 
+/// The meta-tools' names in `tools/list` order.
+pub const META_TOOL_NAMES: [&str; 11] = [
+    "list_tools",
+    "describe_tool",
+    "list_core_tools",
+    "filter_tools",
+    "call_tool",
+    "list_resources",
+    "describe_resource",
+    "get_resource",
+    "list_prompts",
+    "describe_prompt",
+    "get_prompt",
+];
+
 /// The default global prefix of downstream tools (`aggregator.musterPrefix`).
 pub const DEFAULT_MUSTER_PREFIX: &str = "x";
 

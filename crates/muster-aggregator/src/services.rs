@@ -3,6 +3,7 @@
 //! starts, restarts and stops them as definitions change.
 
 mod control;
+pub mod metrics;
 mod reconcile;
 mod sync;
 

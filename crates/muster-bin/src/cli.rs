@@ -12,9 +12,6 @@ pub(crate) use self::client::*;
 /// What `muster --version` prints after the binary name.
 pub(crate) const VERSION: &str = concat!("version ", env!("CARGO_PKG_VERSION"));
 
-/// The default config directory, with `~` standing for the home directory.
-pub(crate) const DEFAULT_CONFIG_PATH: &str = "~/.config/muster";
-
 /// muster aggregates MCP servers behind one endpoint and runs workflows across their tools.
 #[derive(Debug, Parser)]
 #[command(name = "muster", version = VERSION)]
@@ -51,9 +48,14 @@ pub(crate) enum Command {
     Crd,
     /// Print the version.
     Version,
-    /// Bridge an IDE to muster: `--mcp-server` serves MCP on stdio and forwards every
-    /// message to a running muster.
+    /// A client of a running muster: `--mcp-server` serves MCP on stdio for an IDE and
+    /// forwards every message, `--repl` is an interactive shell; with neither it prints the
+    /// server's notifications until interrupted.
     Agent(AgentArgs),
+    /// `serve` and `agent --mcp-server` in one process: muster for one IDE, started by it.
+    /// MCP on stdin/stdout, served by a muster listening as `serve` would; it stops when
+    /// the IDE closes stdin. Logs only errors unless `--verbose` or `--debug`.
+    Standalone(StandaloneArgs),
     /// List MCP servers, workflows, services, tools, executions, resources or prompts.
     List(ListArgs),
     /// Show one MCP server, workflow, service, tool, execution, resource or prompt.
@@ -124,6 +126,23 @@ pub(crate) struct ServeArgs {
     /// `aggregator.extraCaFile`.
     #[arg(long, value_name = "FILE")]
     pub(crate) extra_ca_file: Option<PathBuf>,
+}
+
+/// Arguments of `muster standalone`.
+#[derive(Debug, Args)]
+pub(crate) struct StandaloneArgs {
+    /// The server's flags, as for `muster serve`.
+    #[command(flatten)]
+    pub(crate) serve: ServeArgs,
+
+    /// Log as `muster serve` does, not only errors.
+    #[arg(long)]
+    pub(crate) verbose: bool,
+
+    /// How long a message waits for the server (while it starts) before it fails, in
+    /// seconds.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    pub(crate) reconnect_timeout: u64,
 }
 
 /// Arguments of `muster validate`.

@@ -15,6 +15,7 @@ mod remote;
 mod run;
 mod schema;
 mod serve;
+mod standalone;
 mod validate;
 mod version;
 
@@ -31,6 +32,7 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Crd => crd::run(),
         Command::Version => Ok(version::run()),
         Command::Agent(args) => agent::run(&args),
+        Command::Standalone(args) => standalone::run(&args),
         Command::List(args) => list::run(&args),
         Command::Get(args) => get::run(&args),
         Command::Create(args) => create::run(&args),

@@ -86,6 +86,7 @@ pub(crate) fn init(debug: bool, silent: bool, settings: &telemetry::Settings) ->
         Ok(spec) if !spec.trim().is_empty() => EnvFilter::builder()
             .with_default_directive(default_level(debug, silent).into())
             .parse_lossy(spec),
+        _ if settings.client && !debug => with_directive(default_filter(debug, silent), "rmcp=off"),
         _ => default_filter(debug, silent),
     };
     if settings.calls && !silent {

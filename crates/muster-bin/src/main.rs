@@ -17,7 +17,11 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_from(cli::workflow_flags(std::env::args_os().collect()));
-    let silent = matches!(&cli.command, cli::Command::Serve(args) if args.silent);
+    let silent = match &cli.command {
+        cli::Command::Serve(args) => args.silent,
+        cli::Command::Standalone(args) => args.serve.silent || !(args.verbose || cli.debug),
+        _ => false,
+    };
     let guard = logging::init(cli.debug, silent, &telemetry::settings(&cli.command));
     let outcome = commands::run(cli.command);
     drop(guard);

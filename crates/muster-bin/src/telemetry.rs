@@ -6,7 +6,7 @@ use std::path::Path;
 
 use muster_core::config::{LogFormat, ObservabilityConfig};
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
+use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 
@@ -21,6 +21,9 @@ pub(crate) struct Settings {
     pub(crate) calls: bool,
     /// Export traces, with these settings.
     pub(crate) tracing: Option<TraceSettings>,
+    /// A client command: the MCP client library's own log lines stay out unless `--debug`
+    /// (the command reports what failed in its own words).
+    pub(crate) client: bool,
 }
 
 /// The trace exporter's settings.
@@ -33,10 +36,17 @@ pub(crate) struct TraceSettings {
     pub(crate) sample_ratio: f64,
 }
 
-/// The settings of `command`: only `serve` logs calls and exports traces.
+/// The settings of `command`: only `serve` (and `standalone`) log calls and export traces.
 pub(crate) fn settings(command: &Command) -> Settings {
-    let Command::Serve(args) = command else {
-        return Settings::default();
+    let args = match command {
+        Command::Serve(args) => args,
+        Command::Standalone(args) => &args.serve,
+        _ => {
+            return Settings {
+                client: true,
+                ..Settings::default()
+            };
+        }
     };
     let root = crate::commands::paths::expand_home(&args.config_path);
     let config = observability(&root);
@@ -62,6 +72,7 @@ pub(crate) fn settings(command: &Command) -> Settings {
         json,
         calls: args.log_calls || config.logs.calls,
         tracing,
+        client: false,
     }
 }
 
@@ -88,12 +99,8 @@ pub(crate) fn tracer_provider(settings: &TraceSettings) -> anyhow::Result<SdkTra
     if let Some(endpoint) = &settings.endpoint {
         exporter = exporter.with_endpoint(endpoint.clone());
     }
+    // The exporter builds its own blocking HTTP client (reqwest, with the export timeout).
     let exporter = exporter
-        .with_http_client(
-            reqwest::blocking::Client::builder()
-                .build()
-                .map_err(|e| anyhow::anyhow!("cannot build the OTLP HTTP client: {e}"))?,
-        )
         .build()
         .map_err(|e| anyhow::anyhow!("cannot set up the OTLP trace exporter: {e}"))?;
     let resource = opentelemetry_sdk::Resource::builder()

@@ -66,6 +66,13 @@ struct Server {
 
 impl Server {
     fn start() -> Self {
+        let mut server = Self::prepare();
+        server.spawn();
+        server
+    }
+
+    /// The config directory with the everything server and the workflow, not served yet.
+    fn prepare() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         std::fs::write(
@@ -86,14 +93,12 @@ impl Server {
         )
         .unwrap();
         std::fs::write(dir.path().join("workflows/greet.yaml"), WORKFLOW).unwrap();
-        let mut server = Self {
+        Self {
             dir,
             home: tempfile::tempdir().unwrap(),
             port,
             child: None,
-        };
-        server.spawn();
-        server
+        }
     }
 
     fn spawn(&mut self) {
@@ -780,4 +785,161 @@ fn run_workflow_shows_live_progress_on_a_terminal() {
         screen.contains("EXECUTION") && screen.contains("STEP") && screen.contains("goodbye"),
         "{screen:?}"
     );
+}
+
+/// A REPL process: commands go to its stdin, its stdout lines come through a channel.
+struct Repl {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Repl {
+    fn start(server: &Server) -> Self {
+        let mut child = cli(server.home.path())
+            .args(["agent", "--repl", "--endpoint", &server.endpoint()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if tx.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    /// Sends one command line.
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The lines up to and including the first that contains `needle`.
+    #[track_caller]
+    fn until(&self, needle: &str) -> Vec<String> {
+        let deadline = tokio::time::Instant::now() + FOLLOW_PATIENCE;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                panic!("no line with {needle:?} came; saw:\n{}", seen.join("\n"));
+            };
+            let found = line.contains(needle);
+            seen.push(line);
+            if found {
+                return seen;
+            }
+        }
+    }
+}
+
+impl Repl {
+    /// The first column of the first row of the table whose header starts with `header`.
+    #[track_caller]
+    fn first_cell(&self, header: &str) -> String {
+        self.until(header);
+        let row = self.lines.recv_timeout(FOLLOW_PATIENCE).unwrap();
+        columns(&row)[0].to_owned()
+    }
+}
+
+#[test]
+fn agent_repl_lists_describes_calls_and_shows_notifications() {
+    let server = Server::start();
+    let mut repl = Repl::start(&server);
+    repl.until("Connected to muster-aggregator");
+
+    repl.send("list tools");
+    let tools = repl.until("x_everything_echo");
+    assert!(tools.iter().any(|l| l.starts_with("NAME")), "{tools:?}");
+
+    repl.send("describe tool x_everything_echo");
+    repl.until("\"inputSchema\"");
+
+    repl.send(r#"call x_everything_echo {"message": "hi from the repl"}"#);
+    repl.until("Echo: hi from the repl");
+
+    repl.send("list resources");
+    let uri = repl.first_cell("URI");
+    assert!(uri.contains("://"), "{uri}");
+    repl.send(&format!("describe resource {uri}"));
+    repl.until(&format!("\"uri\": \"{uri}\""));
+    // Its contents; an error would show on stderr, checked at the end.
+    repl.send(&format!("get {uri}"));
+    repl.send("list prompts");
+    let prompt = repl.first_cell("NAME");
+    repl.send(&format!("describe prompt {prompt}"));
+    repl.until(&format!("\"name\": \"{prompt}\""));
+
+    repl.send("filter tools core_service_* stop");
+    repl.until("core_service_stop");
+
+    // Followed events arrive as notifications of the REPL's session.
+    repl.send(r#"call core_events {"follow": true, "limit": 1}"#);
+    repl.until("]");
+    repl.send(r#"call core_service_stop {"name": "everything"}"#);
+    let notes = repl.until("MCPServerStopped");
+    let note = notes.last().unwrap();
+    assert!(
+        note.starts_with("notification: notifications/muster/event {"),
+        "{note}"
+    );
+
+    repl.send("frobnicate");
+    repl.send("exit");
+    let status = repl.child.wait().unwrap();
+    let mut errors = String::new();
+    std::io::Read::read_to_string(&mut repl.child.stderr.take().unwrap(), &mut errors).unwrap();
+    assert!(status.success(), "{errors}");
+    let error_lines: Vec<&str> = errors.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        error_lines,
+        ["error: unknown command \"frobnicate\"; `help` lists the commands"],
+        "{errors}"
+    );
+}
+
+#[test]
+fn standalone_serves_an_ide_on_stdio_and_stops_with_it() {
+    let server = Server::prepare();
+    let python = deps().join("venv/bin/python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bridge_client.py");
+    let output = Command::new(python)
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_muster"))
+        .arg("--standalone")
+        .arg(server.dir.path())
+        .env("HOME", server.home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let seen = stdout(&output);
+    assert!(output.status.success(), "{seen}\n{}", stderr(&output));
+    assert!(seen.contains("server: muster-aggregator"), "{seen}");
+    assert!(
+        seen.contains("services: everything,mcp-aggregator"),
+        "{seen}"
+    );
+    assert!(seen.contains("echo: Echo: hi"), "{seen}");
+    // The IDE is gone, and so is the server: its port is free again.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "muster standalone still listens after its IDE left"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

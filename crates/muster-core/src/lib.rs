@@ -18,6 +18,9 @@
 //! - [`config`]: the `config.yaml` model.
 //! - [`metrics`]: the lock-free duration histogram every crate's metrics use.
 //! - [`text`]: bounding error and event messages.
+//! - [`secret`]: credential values, and redacting them from every text muster produces.
+//! - [`auth`]: the stores of sign-in state of muster as OAuth client of protected servers,
+//!   with an in-memory one.
 //!
 //! Where to start: a custom storage backend implements [`ResourceStore`] for the kinds it cares
 //! about; a custom tool source implements [`ToolProvider`].

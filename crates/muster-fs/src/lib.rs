@@ -15,6 +15,11 @@
 //!   with a debounced, resyncing watch of their directory.
 //! - [`events`]: [`FsEventLog`], the `EventSink` and `EventLog` of daily JSON-lines files in
 //!   `events/`.
+//! - [`config_store`]: [`FsConfigStore`], `config.yaml` behind the `core_config_*` tools.
+//! - [`driver`]: the filesystem counterpart of kube-runtime's `Controller`, running a
+//!   `Reconcile` implementation from a store's watch events with requeues and retries.
+//!
+//! Every file is replaced atomically and durably (a temporary file, `fsync`, rename).
 //!
 //! Where to start: [`ConfigDir`] to read a directory once, [`FsStore`] to serve it.
 

@@ -14,6 +14,17 @@
 //! Where to start: compile a spec into a [`Plan`] with [`Plan::compile`], build an [`Engine`]
 //! with [`Engine::builder`] from any tool service and execution store, and call it with a
 //! [`RunWorkflow`] (it is a tower `Service`, so deadlines and concurrency limits are layers).
+//!
+//! - [`plan`]: a workflow spec compiled once, before anything runs.
+//! - [`exec`]: the [`Engine`] service, step kinds, `allowFailure` and `onFailure`, every
+//!   transition recorded through the `ExecutionStore` before the engine moves on.
+//! - [`query`]: jq programs (jaq) that reshape step results; [`path`]: the path navigator of
+//!   conditions, pagination and typed templates.
+//! - [`budget`]: time budgets of jq and template evaluation, off the async workers.
+//! - [`tools`]: the `workflow_<name>` tools and the `core_workflow_*` tools as one
+//!   `ToolProvider`.
+//! - [`reconcile`]: `Reconcile<Workflow>`, validation written into the status.
+//! - [`metrics`]: executions and steps by status, with their durations.
 
 pub mod budget;
 pub mod exec;

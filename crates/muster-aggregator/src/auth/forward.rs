@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
 use muster_core::event::message::Details;
-use muster_core::resource::mcp_server::McpServerSpec;
 use muster_core::secret::{ExposeSecret, Redactor, SecretString};
 use muster_core::tool::{CallerIdentity, SessionId, ToolProvider};
 
 use super::BackendAuth;
 use super::login::{LoginOutcome, connected_text};
+use super::settings::forwards_token;
 use crate::backend::{Backend, BackendError, BearerSource, ServiceState};
 use crate::naming::BackendNaming;
 
@@ -45,15 +45,6 @@ struct SessionForwarding {
     settled_at: Option<u64>,
     /// Servers that refused the current token, with the reason.
     refused: HashMap<String, String>,
-}
-
-/// Whether `spec` forwards the caller's token (token exchange, when enabled, takes
-/// precedence and is not forwarding).
-pub(crate) fn forwards_token(spec: &McpServerSpec) -> bool {
-    spec.transport
-        .remote()
-        .and_then(|r| r.auth.as_ref())
-        .is_some_and(|a| a.forward_token && !a.token_exchange.as_ref().is_some_and(|t| t.enabled))
 }
 
 impl Forwarding {

@@ -56,7 +56,7 @@ impl BackendAuth {
             ));
         };
         let spec = global.spec().clone();
-        if super::forward::forwards_token(&spec) {
+        if super::settings::forwards_token(&spec) {
             return self.login_forwarding(session, caller, server).await;
         }
         if is_sso(&spec) {

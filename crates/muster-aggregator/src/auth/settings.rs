@@ -4,6 +4,16 @@
 use std::time::Duration;
 
 use muster_core::config::{AggregatorConfig, OAuthClientConfig};
+use muster_core::resource::mcp_server::McpServerSpec;
+
+/// Whether `spec` forwards the caller's token (token exchange, when enabled, takes
+/// precedence and is not forwarding).
+pub(crate) fn forwards_token(spec: &McpServerSpec) -> bool {
+    spec.transport
+        .remote()
+        .and_then(|r| r.auth.as_ref())
+        .is_some_and(|a| a.forward_token && !a.token_exchange.as_ref().is_some_and(|t| t.enabled))
+}
 
 /// The path that sends a browser on to the authorization server.
 pub const START_PATH: &str = "/oauth/proxy/start";

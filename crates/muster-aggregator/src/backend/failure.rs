@@ -118,7 +118,7 @@ fn network_kind(kind: std::io::ErrorKind) -> bool {
 
 /// An error and its sources, outermost first, looking through the wrappers that keep their
 /// cause out of `source()` (rmcp's `StreamableHttpError::Client`, custom `std::io::Error`s).
-fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
+pub(crate) fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
     let mut out = Vec::new();
     let mut pending = vec![error];
     while let Some(e) = pending.pop() {

@@ -16,15 +16,6 @@ use super::secrets::SecretError;
 pub const NO_SECRET_READER: &str =
     "headersFrom needs a Secret reader, which filesystem mode does not have";
 
-/// Drops one trailing newline (`\n` or `\r\n`), as muster does with Secret values (for
-/// resolvers such as [`MemorySecrets`](super::MemorySecrets)).
-pub(crate) fn trim_one_newline(value: &str) -> &str {
-    value
-        .strip_suffix("\r\n")
-        .or_else(|| value.strip_suffix('\n'))
-        .unwrap_or(value)
-}
-
 fn header_name(name: &str) -> Result<HeaderName, Failure> {
     HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
         Failure::new(
@@ -120,19 +111,6 @@ mod tests {
                 },
             }],
             auth: None,
-        }
-    }
-
-    #[test]
-    fn newline_trimming() {
-        for (input, want) in [
-            ("abc\n", "abc"),
-            ("abc\r\n", "abc"),
-            ("abc\n\n", "abc\n"),
-            ("abc", "abc"),
-            ("", ""),
-        ] {
-            assert_eq!(trim_one_newline(input), want, "{input:?}");
         }
     }
 

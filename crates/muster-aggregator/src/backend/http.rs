@@ -13,9 +13,9 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use tokio_util::sync::CancellationToken;
 
 use super::client_credentials::check_client_credentials;
-use super::connect::{init_failure, serve};
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
+use super::handshake::{init_failure, serve};
 use super::headers::resolve_headers;
 use super::lean_call::LeanHop;
 use super::options::BackendOptions;

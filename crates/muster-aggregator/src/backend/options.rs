@@ -7,7 +7,7 @@ use std::time::Duration;
 use muster_core::secret::RedactorSet;
 
 use super::backoff::Backoff;
-use super::connect::Connector;
+use super::connector::Connector;
 use super::secrets::SecretResolver;
 use muster_gotmpl::duration::{DurationError, parse_std};
 

@@ -102,6 +102,15 @@ impl fmt::Debug for MemorySecrets {
     }
 }
 
+/// Drops one trailing newline (`\n` or `\r\n`), as muster does with Secret values (for
+/// resolvers such as [`MemorySecrets`]).
+pub(crate) fn trim_one_newline(value: &str) -> &str {
+    value
+        .strip_suffix("\r\n")
+        .or_else(|| value.strip_suffix('\n'))
+        .unwrap_or(value)
+}
+
 #[async_trait]
 impl SecretResolver for MemorySecrets {
     async fn resolve(
@@ -112,7 +121,7 @@ impl SecretResolver for MemorySecrets {
     ) -> Result<SecretString, SecretError> {
         let lookup = (namespace.to_owned(), name.to_owned(), key.to_owned());
         if let Some(value) = self.values.get(&lookup) {
-            let value = super::headers::trim_one_newline(value.expose_secret());
+            let value = trim_one_newline(value.expose_secret());
             return Ok(SecretString::from(value.to_owned()));
         }
         let secret_exists = self
@@ -130,6 +139,24 @@ impl SecretResolver for MemorySecrets {
                 namespace: namespace.to_owned(),
                 name: name.to_owned(),
             })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn newline_trimming() {
+        for (input, want) in [
+            ("abc\n", "abc"),
+            ("abc\r\n", "abc"),
+            ("abc\n\n", "abc\n"),
+            ("abc", "abc"),
+            ("", ""),
+        ] {
+            assert_eq!(trim_one_newline(input), want, "{input:?}");
         }
     }
 }

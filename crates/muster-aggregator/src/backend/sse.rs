@@ -23,9 +23,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::client_credentials::check_client_credentials;
-use super::connect::{init_failure, serve};
 use super::failure::{Failure, FailureFacts, FailureKind, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
+use super::handshake::{init_failure, serve};
 use super::headers::resolve_headers;
 use super::http::http_client;
 use super::options::BackendOptions;

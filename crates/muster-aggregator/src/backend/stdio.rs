@@ -13,9 +13,9 @@ use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::connect::{Opened, init_failure, serve};
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
+use super::handshake::{Running, init_failure, serve};
 use super::options::BackendOptions;
 use super::reaper::{MARKER_ENV, ProcessRegistry};
 use super::stderr_tail::StderrTail;
@@ -174,13 +174,13 @@ impl Drop for ChildProcess {
     }
 }
 
-/// Spawns the server and initializes it.
+/// Spawns the server and initializes it; the running client and the process.
 pub(crate) fn open<'a>(
     transport: &'a StdioTransport,
     options: &'a BackendOptions,
     handler: UpstreamHandler,
     ct: CancellationToken,
-) -> BoxFuture<'a, Result<Opened, Failure>> {
+) -> BoxFuture<'a, Result<(Running, ChildProcess), Failure>> {
     Box::pin(open_inner(transport, options, handler, ct))
 }
 
@@ -189,7 +189,7 @@ async fn open_inner(
     options: &BackendOptions,
     handler: UpstreamHandler,
     ct: CancellationToken,
-) -> Result<Opened, Failure> {
+) -> Result<(Running, ChildProcess), Failure> {
     let spawned = ChildProcess::spawn(
         transport,
         options.stderr_tail_bytes,
@@ -204,12 +204,7 @@ async fn open_inner(
     })?;
     let limited = super::line_limit::LineLimit::new(stdout, options.max_result_bytes);
     match serve(handler, (limited, stdin), options, ct).await {
-        Ok(running) => Ok(Opened {
-            running,
-            #[cfg(feature = "http-client")]
-            lean: None,
-            child: Some(child),
-        }),
+        Ok(running) => Ok((running, child)),
         Err(error) => {
             let failure = init_failure(&error);
             child.reap(Duration::from_millis(200)).await;

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::filter_tools::bm25::tokenize;
-use super::filter_tools::engine::{first_line, summary};
+use super::summary::{first_line, summary};
 use crate::registry::AggregatedCatalog;
 
 /// Derived data of one snapshot; `tools()[i]` belongs to `catalog().tools()[i]`.

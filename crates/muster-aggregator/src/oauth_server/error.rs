@@ -93,13 +93,3 @@ impl IntoResponse for OAuthError {
         response
     }
 }
-
-impl From<super::store::StoreError> for OAuthError {
-    fn from(error: super::store::StoreError) -> Self {
-        Self::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "temporarily_unavailable",
-            error.to_string(),
-        )
-    }
-}

@@ -15,9 +15,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use axum::http::StatusCode;
 use muster_core::secret::SecretString;
 use serde::{Deserialize, Serialize};
 
+use super::error::OAuthError;
 use super::upstream::UpstreamTokens;
 
 /// Most registered clients kept.
@@ -110,6 +112,16 @@ pub(crate) enum StoreError {
 
 /// What a store operation gives.
 pub(crate) type StoreResult<T> = Result<T, StoreError>;
+
+impl From<StoreError> for OAuthError {
+    fn from(error: StoreError) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "temporarily_unavailable",
+            error.to_string(),
+        )
+    }
+}
 
 /// Where the OAuth server keeps its state.
 #[async_trait::async_trait]

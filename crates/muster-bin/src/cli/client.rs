@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::DEFAULT_CONFIG_PATH;
+/// The default config directory, with `~` standing for the home directory.
+pub(crate) const DEFAULT_CONFIG_PATH: &str = "~/.config/muster";
 
 /// Which muster to talk to.
 #[derive(Debug, Clone, Args)]
@@ -355,8 +356,13 @@ pub(crate) struct RunArgs {
 #[derive(Debug, Args)]
 pub(crate) struct AgentArgs {
     /// Serve MCP on stdin/stdout for an IDE, forwarding every message to muster.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "repl")]
     pub(crate) mcp_server: bool,
+
+    /// An interactive shell over muster's MCP endpoint: list, describe and call tools, read
+    /// resources, get prompts, watch notifications (`help` lists the commands).
+    #[arg(long)]
+    pub(crate) repl: bool,
 
     /// How long a message waits for an unreachable muster before it fails, in seconds.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]

@@ -1,22 +1,39 @@
-//! `muster agent --mcp-server`: the stdio bridge for IDEs.
+//! `muster agent`: a client of a running muster. `--mcp-server` is the stdio bridge for
+//! IDEs, `--repl` an interactive shell; with neither, it prints the server's notifications
+//! until interrupted.
+
+mod repl;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
+use futures::StreamExt as _;
 use muster_aggregator::bridge::Bridge;
+use serde_json::Value;
 
 use super::remote;
 use crate::cli::AgentArgs;
+use crate::output;
 
-/// Runs the bridge until the IDE closes stdin.
+/// Runs the mode `args` choose.
 pub(crate) fn run(args: &AgentArgs) -> anyhow::Result<ExitCode> {
-    if !args.mcp_server {
-        bail!(
-            "`muster agent` needs --mcp-server: it then speaks MCP on stdin/stdout, for IDEs \
-             (see docs/guides/ide.md)"
-        );
+    if args.mcp_server {
+        return bridge(args);
     }
+    remote::block_on(async {
+        let client = remote::connect(&args.target).await?;
+        if args.repl {
+            repl::run(client).await?;
+        } else {
+            watch(client).await?;
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Bridges stdio to muster until the IDE closes stdin.
+fn bridge(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     let endpoint = remote::endpoint(&args.target)?;
     let bridge =
         Bridge::new(&endpoint)?.reconnect_timeout(Duration::from_secs(args.reconnect_timeout));
@@ -30,4 +47,28 @@ pub(crate) fn run(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     // Leave the blocking stdin reader behind instead of waiting for it.
     runtime.shutdown_background();
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints each notification of the session, one JSON message a line, until Ctrl-C or the
+/// end of the session.
+async fn watch(client: crate::client::Client) -> anyhow::Result<()> {
+    let mut notifications = client.notifications().await?;
+    eprintln!(
+        "Connected to muster at {}; printing its notifications (Ctrl-C ends).",
+        client.session().endpoint()
+    );
+    loop {
+        tokio::select! {
+            message = notifications.next() => match message {
+                Some(message) => output::print(&format!("{}\n", Value::to_string(&message))),
+                None => {
+                    client.close().await;
+                    anyhow::bail!("muster closed the session");
+                }
+            },
+            _ = tokio::signal::ctrl_c() => break,
+        }
+    }
+    client.close().await;
+    Ok(())
 }

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
+use muster_aggregator::client::ClientError;
 use serde_json::json;
 
 use crate::cli::ContextCommand;
@@ -73,8 +74,13 @@ pub(crate) fn run(command: &ContextCommand) -> anyhow::Result<ExitCode> {
             if contexts.get(name).is_some() {
                 bail!("context {name:?} already exists; delete it first to change it");
             }
-            reqwest::Url::parse(endpoint)
-                .map_err(|e| anyhow::anyhow!("invalid endpoint {endpoint:?}: {e}"))?;
+            if let Err(e) = muster_aggregator::client::check_endpoint(endpoint) {
+                let reason = match e {
+                    ClientError::Endpoint { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                bail!("invalid endpoint {endpoint:?}: {reason}");
+            }
             contexts.contexts.push(NamedContext {
                 name: name.clone(),
                 endpoint: endpoint.clone(),

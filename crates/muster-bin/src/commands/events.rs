@@ -102,7 +102,7 @@ impl Follower {
         loop {
             tokio::select! {
                 message = stream.next() => match message {
-                    Some(Ok(message)) => {
+                    Some(message) => {
                         if message.get("method").and_then(Value::as_str)
                             == Some("notifications/muster/event")
                             && let Some(event) = message.get("params")
@@ -111,7 +111,6 @@ impl Follower {
                             follow(event, self.format)?;
                         }
                     }
-                    Some(Err(e)) => anyhow::bail!("the event stream ended: {e}"),
                     None => anyhow::bail!("the event stream ended: muster closed the session"),
                 },
                 _ = tokio::signal::ctrl_c() => return Ok(()),

@@ -46,8 +46,22 @@ const FOLLOW_BUFFER: usize = 1024;
 /// How often expired execution records are pruned.
 const RETENTION_INTERVAL: Duration = Duration::from_secs(3600);
 
+/// What a run of the server tells and listens to besides signals (`muster standalone`).
+#[derive(Debug, Default)]
+pub(crate) struct Hooks {
+    /// Told the MCP endpoint once the listener is bound.
+    pub(crate) listening: Option<tokio::sync::oneshot::Sender<String>>,
+    /// Stops the server like SIGTERM when it completes (or its sender is dropped).
+    pub(crate) stop: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
 /// Runs the server until a shutdown signal.
 pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    run_with(args, Hooks::default())
+}
+
+/// Runs the server until a shutdown signal or the stop of `hooks`.
+pub(crate) fn run_with(args: &ServeArgs, hooks: Hooks) -> anyhow::Result<ExitCode> {
     // Kept until the runtime is gone: the example's directory goes when nothing can write into
     // it any more (status write-back and the event log run on the runtime until its shutdown).
     let example = args.example.then(example::materialize).transpose()?;
@@ -59,7 +73,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let outcome = runtime.block_on(serve(args, root));
+    let outcome = runtime.block_on(serve(args, root, hooks));
     runtime.shutdown_timeout(Duration::from_secs(1));
     if let Some(dir) = example {
         let path = dir.path().to_path_buf();
@@ -73,7 +87,12 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     outcome
 }
 
-async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<ExitCode> {
+async fn serve(
+    args: &ServeArgs,
+    root: std::path::PathBuf,
+    hooks: Hooks,
+) -> anyhow::Result<ExitCode> {
+    let shutdown = shutdown_signal_or(hooks.stop);
     std::fs::create_dir_all(&root)
         .with_context(|| format!("cannot create config directory {}", root.display()))?;
     let layout = Layout::new(&root);
@@ -277,7 +296,7 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
             .serve_stdio(
                 tokio::io::stdin(),
                 tokio::io::stdout(),
-                stopping(shutdown_signal(), in_flight.clone()),
+                stopping(shutdown, in_flight.clone()),
             )
             .await
             .context("the stdio session failed")
@@ -294,8 +313,11 @@ async fn serve(args: &ServeArgs, root: std::path::PathBuf) -> anyhow::Result<Exi
             "muster serving MCP at {endpoint} (config {})",
             root.display()
         );
+        if let Some(listening) = hooks.listening {
+            let _ = listening.send(endpoint.clone());
+        }
         aggregator
-            .serve_tcp(listener, stopping(shutdown_signal(), in_flight.clone()))
+            .serve_tcp(listener, stopping(shutdown, in_flight.clone()))
             .await
             .context("the server failed")
     }?;
@@ -425,6 +447,22 @@ async fn sweep_interrupted(runs: muster_k8s::InterruptedRuns, leadership: Leader
 async fn stopping(signal: impl Future<Output = ()>, in_flight: Arc<InFlightExecutions>) {
     signal.await;
     in_flight.mark_stopping(STOPPED_ERROR);
+}
+
+/// Completes on SIGINT, SIGTERM or when `stop` completes.
+async fn shutdown_signal_or(stop: Option<tokio::sync::oneshot::Receiver<()>>) {
+    let stop = async {
+        match stop {
+            Some(stop) => {
+                let _ = stop.await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = shutdown_signal() => {}
+        () = stop => {}
+    }
 }
 
 async fn shutdown_signal() {

@@ -17,9 +17,6 @@ use muster_gotmpl::strconv::quote as go_quote;
 /// The page size `filter_tools` uses when the caller gives none.
 pub(in crate::meta_tools) const DEFAULT_LIMIT: i64 = 5;
 
-/// Summaries are cut to this many characters (then `...` is appended).
-const SUMMARY_MAX_CHARS: usize = 120;
-
 /// One discovery query.
 #[derive(Debug, Clone, Default)]
 pub(in crate::meta_tools) struct Options {
@@ -211,48 +208,5 @@ fn fold(text: &str, case_sensitive: bool) -> String {
         text.to_owned()
     } else {
         text.to_lowercase()
-    }
-}
-
-/// The first line of `description`, trimmed.
-pub(in crate::meta_tools) fn first_line(description: &str) -> String {
-    description
-        .split('\n')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_owned()
-}
-
-/// The first line, trimmed, cut to 120 characters (trimmed again) plus `...` when longer.
-pub(in crate::meta_tools) fn summary(description: &str) -> String {
-    let line = first_line(description);
-    if line.chars().count() <= SUMMARY_MAX_CHARS {
-        return line;
-    }
-    let cut: String = line.chars().take(SUMMARY_MAX_CHARS).collect();
-    format!("{}...", cut.trim())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::summary;
-
-    #[test]
-    fn summaries() {
-        let long = "x".repeat(130);
-        let table = [
-            ("One line.", "One line.".to_owned()),
-            ("  First.  \nSecond line", "First.".to_owned()),
-            ("", String::new()),
-            (long.as_str(), format!("{}...", "x".repeat(120))),
-            (
-                &*format!("{} tail", "y".repeat(119)),
-                format!("{}...", "y".repeat(119)),
-            ),
-        ];
-        for (input, expected) in table {
-            assert_eq!(summary(input), expected, "{input}");
-        }
     }
 }

@@ -3,10 +3,11 @@
 
 use std::sync::Arc;
 
-use muster_aggregator::metrics::{AggregatorMetrics, ServicesCollector};
+use muster_aggregator::metrics::AggregatorMetrics;
 use muster_aggregator::registry::RegistryBuilder;
 use muster_aggregator::server::AggregatorBuilder;
 use muster_aggregator::services::Services;
+use muster_aggregator::services::metrics::ServicesCollector;
 use muster_workflow::EngineBuilder;
 use muster_workflow::metrics::WorkflowMetrics;
 use prometheus_client::registry::Registry;
