@@ -50,6 +50,7 @@ mod lifecycle;
 #[cfg(feature = "stdio")]
 mod line_limit;
 mod options;
+mod probe;
 pub(crate) mod progress;
 #[cfg(feature = "stdio")]
 mod reaper;

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::connector::Connector;
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
-use super::handshake::{Running, init_failure, serve};
+use super::handshake::{Running, init_failure, serve_stream};
 use super::options::BackendOptions;
 #[cfg(feature = "stdio")]
 use super::stdio::ChildProcess;
@@ -50,7 +50,7 @@ async fn open_inner(
             .connect(name)
             .await
             .map_err(|e| Failure::new(FailureKind::Transient, format!("connecting {name}: {e}")))?;
-        let running = serve(handler, stream, options, ct)
+        let running = serve_stream(handler, stream, options, ct)
             .await
             .map_err(|e| init_failure(&e))?;
         return Ok(Opened {

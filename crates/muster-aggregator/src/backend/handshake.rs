@@ -1,7 +1,7 @@
 //! The MCP lifecycle over a transport (`server/discover` or `initialize`), shared by every
 //! transport, and what its failure means.
 
-use rmcp::model::ProtocolVersion;
+use rmcp::ClientHandler;
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService,
     serve_client_with_lifecycle_and_ct,
@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::failure::{Failure, FailureFacts, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
 use super::options::{BackendOptions, ProtocolMode};
+use super::probe::{preferred_versions, probe};
 use super::tap::ProgressTap;
 
 /// A running, initialized client of a server.
@@ -21,7 +22,7 @@ pub(crate) type Running = RunningService<RoleClient, UpstreamHandler>;
 pub(crate) fn lifecycle(protocol: ProtocolMode) -> ClientLifecycleMode {
     match protocol {
         ProtocolMode::Auto => ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            preferred_versions: preferred_versions(),
             legacy_version: None,
         },
         ProtocolMode::Initialize => ClientLifecycleMode::Initialize,
@@ -29,6 +30,7 @@ pub(crate) fn lifecycle(protocol: ProtocolMode) -> ClientLifecycleMode {
 }
 
 /// Runs the MCP lifecycle over `transport`.
+#[cfg_attr(not(feature = "http-client"), allow(dead_code))]
 pub(crate) async fn serve<T, E, A>(
     handler: UpstreamHandler,
     transport: T,
@@ -41,6 +43,34 @@ where
 {
     let transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
     serve_client_with_lifecycle_and_ct(handler, transport, lifecycle(options.protocol), ct).await
+}
+
+/// Runs the MCP lifecycle over the byte stream of a process or a
+/// [`Connector`](super::connector::Connector): in [`ProtocolMode::Auto`], the answer to
+/// `server/discover` is awaited as long as the server needs to start (the start budget
+/// bounds it), instead of rmcp's fallback to `initialize` after 10 s of silence.
+pub(crate) async fn serve_stream<T, E, A>(
+    handler: UpstreamHandler,
+    transport: T,
+    options: &BackendOptions,
+    ct: CancellationToken,
+) -> Result<Running, ClientInitializeError>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let mut transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
+    let lifecycle = match options.protocol {
+        ProtocolMode::Initialize => ClientLifecycleMode::Initialize,
+        ProtocolMode::Auto => {
+            let info = handler.get_info();
+            tokio::select! {
+                probed = probe(&mut transport, &info) => probed?,
+                () = ct.cancelled() => return Err(ClientInitializeError::Cancelled),
+            }
+        }
+    };
+    serve_client_with_lifecycle_and_ct(handler, transport, lifecycle, ct).await
 }
 
 /// Describes an initialize failure.

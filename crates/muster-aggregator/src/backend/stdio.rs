@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
-use super::handshake::{Running, init_failure, serve};
+use super::handshake::{Running, init_failure, serve_stream};
 use super::options::BackendOptions;
 use super::reaper::{MARKER_ENV, ProcessRegistry};
 use super::stderr_tail::StderrTail;
@@ -203,7 +203,7 @@ async fn open_inner(
         )
     })?;
     let limited = super::line_limit::LineLimit::new(stdout, options.max_result_bytes);
-    match serve(handler, (limited, stdin), options, ct).await {
+    match serve_stream(handler, (limited, stdin), options, ct).await {
         Ok(running) => Ok((running, child)),
         Err(error) => {
             let failure = init_failure(&error);

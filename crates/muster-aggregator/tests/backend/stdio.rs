@@ -183,6 +183,24 @@ async fn python_server_adds_with_structured_content() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_needs_long_to_start_is_waited_for() {
+    // The process reads nothing for 12 s, as an interpreter still loading on a busy host
+    // does: longer than rmcp's own `server/discover` probe waits before it falls back to
+    // `initialize`, which this server (serving 2026-07-28 once discover came first) refuses.
+    let script = format!("sleep 12; exec '{}' '{}'", python(), py_server_script());
+    let backend = Backend::new("slow-start", stdio_spec("sh", &["-c", &script]), options());
+    backend.start().await.unwrap();
+    assert!(backend.catalog().tool("add").is_some());
+    let result = backend
+        .service()
+        .oneshot(call("add", json!({"a": 2, "b": 3})))
+        .await
+        .unwrap();
+    assert_eq!(first_text(&result), "5");
+    backend.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompts_and_resources_pass_through() {
     let backend = Backend::new("everything", everything_stdio(), options());
     backend.start().await.unwrap();
