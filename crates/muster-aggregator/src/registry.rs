@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use muster_core::tool::{
-    CallContext, SessionId, ToolAvailability, ToolCall, ToolProvider, ToolService,
+    CallContext, Revision, SessionId, ToolAvailability, ToolCall, ToolProvider, ToolService,
 };
 use tokio::runtime::Handle;
 use tokio::sync::{Notify, watch};
@@ -89,11 +89,30 @@ struct State {
     sessions: sessions::Overlays,
 }
 
-/// A provider plus the token that stops its revision watcher.
+/// A provider plus the token that stops its revision watcher, and the revision the
+/// current snapshot was built from.
 #[derive(Debug)]
 struct Registered<T> {
     value: T,
     watch: CancellationToken,
+    /// Marked seen by every rebuild; changed when the provider published a revision the
+    /// snapshot does not reflect yet.
+    seen: watch::Receiver<Revision>,
+}
+
+impl<T> Registered<T> {
+    fn new(value: T, provider: &Arc<dyn ToolProvider>, watch: CancellationToken) -> Self {
+        Self {
+            value,
+            watch,
+            seen: provider.revisions(),
+        }
+    }
+
+    /// Whether the provider published a revision since the last rebuild.
+    fn is_stale(&self) -> bool {
+        self.seen.has_changed().unwrap_or(false)
+    }
 }
 
 impl<T> Drop for Registered<T> {
@@ -181,13 +200,15 @@ impl Registry {
         let runtime = self.ensure_rebuilder();
         let mut state = self.inner.lock();
         let watch = self.watch(runtime.as_ref(), &provider);
-        state.backends.insert(
-            server.to_owned(),
-            Registered {
-                value: BackendEntry { naming, provider },
-                watch,
+        let entry = Registered::new(
+            BackendEntry {
+                naming,
+                provider: Arc::clone(&provider),
             },
+            &provider,
+            watch,
         );
+        state.backends.insert(server.to_owned(), entry);
         self.inner.rebuild(&mut state);
     }
 
@@ -208,10 +229,7 @@ impl Registry {
         let runtime = self.ensure_rebuilder();
         let mut state = self.inner.lock();
         let watch = self.watch(runtime.as_ref(), &provider);
-        let entry = Registered {
-            value: provider,
-            watch,
-        };
+        let entry = Registered::new(Arc::clone(&provider), &provider, watch);
         match state
             .cores
             .iter()
@@ -274,16 +292,31 @@ impl Registry {
     /// The service that calls any exposed tool by its exposed name, against the snapshot
     /// of the caller's session ([`snapshot_for`](Self::snapshot_for)) current at the time of
     /// each call.
+    ///
+    /// A name the snapshot lacks is looked up again after a rebuild when a provider has
+    /// published a revision the snapshot does not reflect yet, so a tool is callable as soon
+    /// as the call that created it has returned (a workflow just created, a server just
+    /// connected), not only once the background rebuild has run.
     pub fn service(&self) -> ToolService {
         let snapshots = self.inner.snapshot.subscribe();
         let weak = Arc::downgrade(&self.inner);
         ToolService::new(tower::service_fn(move |call: ToolCall| {
             let catalog = match weak.upgrade() {
-                Some(inner) => Registry { inner }.snapshot_for(&call.context.session),
+                Some(inner) => Registry { inner }.catalog_for_call(&call),
                 None => snapshots.borrow().clone(),
             };
             route::call(catalog, call)
         }))
+    }
+
+    /// The snapshot `call` is routed against: its session's, rebuilt first when it lacks
+    /// the tool and is behind a provider's revision.
+    fn catalog_for_call(&self, call: &ToolCall) -> Arc<AggregatedCatalog> {
+        let catalog = self.snapshot_for(&call.context.session);
+        if catalog.tool(call.name.as_str()).is_some() || !self.inner.catch_up() {
+            return catalog;
+        }
+        self.snapshot_for(&call.context.session)
     }
 
     /// Connects `provider` as the MCP server `server` for `session` alone: that session's
@@ -428,9 +461,29 @@ impl Inner {
             .store(state.sessions.len(), Ordering::Release);
     }
 
+    /// Rebuilds now when a provider published a revision the snapshot does not reflect;
+    /// returns whether it did. Costs one atomic load per provider when nothing is behind.
+    fn catch_up(&self) -> bool {
+        let mut state = self.lock();
+        let behind = state.backends.values().any(Registered::is_stale)
+            || state.cores.iter().any(Registered::is_stale);
+        if behind {
+            self.rebuild(&mut state);
+        }
+        behind
+    }
+
     /// Publishes a new snapshot of `state` unless nothing visible changed. Runs with the
     /// state lock held, so snapshots are published in the order the changes were made.
     fn rebuild(&self, state: &mut State) {
+        // Marked before the catalogs are read: a revision published during the build is
+        // seen as new by the next check.
+        for entry in state.backends.values_mut() {
+            entry.seen.mark_unchanged();
+        }
+        for entry in &mut state.cores {
+            entry.seen.mark_unchanged();
+        }
         let backends: Vec<(&str, &BackendEntry)> = state
             .backends
             .iter()

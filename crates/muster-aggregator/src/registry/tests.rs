@@ -319,6 +319,35 @@ async fn provider_revisions_rebuild_the_snapshot() {
 }
 
 #[tokio::test]
+async fn a_tool_is_callable_as_soon_as_its_provider_published_it() {
+    // The test task does not yield between the change and the call, so on this
+    // current-thread runtime the background rebuild cannot have run: the call itself must
+    // catch the snapshot up.
+    let registry = Registry::new();
+    let provider = Fixed::new("git", &["status"]);
+    registry.upsert_backend("git", BackendNaming::default(), provider.clone());
+    let before = registry.snapshot().generation();
+    provider.replace(Catalog {
+        tools: vec![tool("status", json!({})), tool("log", json!({}))],
+        ..Catalog::default()
+    });
+    assert_eq!(
+        call(&registry, "x_git_log", json!({})).await.unwrap(),
+        "git:log {}"
+    );
+    assert!(registry.snapshot().generation() > before);
+
+    // A name no provider has does not rebuild anything.
+    let generation = registry.snapshot().generation();
+    let unknown = call(&registry, "x_git_diff", json!({})).await;
+    assert!(
+        matches!(unknown, Err(ToolError::UnknownTool { .. })),
+        "{unknown:?}"
+    );
+    assert_eq!(registry.snapshot().generation(), generation);
+}
+
+#[tokio::test]
 async fn a_replaced_provider_is_no_longer_watched() {
     let registry = Registry::new();
     let old = Fixed::new("git", &["status"]);
