@@ -6,6 +6,8 @@
 //! name such a host too (the MCP transport specification's rule: absent or allowed, else
 //! `403`).
 
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
@@ -159,11 +161,11 @@ fn refusal(headers: &HeaderMap, uri: &Uri, hosts: &AllowedHosts) -> Option<Strin
 /// Refuses requests whose `Host` (or, without one, URI authority) or `Origin` is not
 /// allowed.
 pub(super) async fn guard(
-    State(hosts): State<AllowedHosts>,
+    State(hosts): State<Arc<AllowedHosts>>,
     request: Request,
     next: Next,
 ) -> Response {
-    if hosts == AllowedHosts::Any {
+    if *hosts == AllowedHosts::Any {
         return next.run(request).await;
     }
     match refusal(request.headers(), request.uri(), &hosts) {

@@ -34,28 +34,43 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
             jsonrpc_errors::guard,
         ))
         .service(mcp);
-    let mut mcp_routes = Router::new()
+    let endpoints = Router::new()
         .route_service(MCP_PATH, mcp)
         .route("/sse", get(sse::connect))
         .route("/message", post(sse::message))
-        .with_state(sse::SseState::new(aggregator.clone()))
+        .with_state(sse::SseState::new(aggregator.clone()));
+    // The middleware of the MCP endpoints is one unboxed stack: layered onto a `Router`,
+    // every layer would box each route once more, and every request would clone the whole
+    // chain of boxes (and each layer's state) again.
+    let sessions = tower::ServiceBuilder::new()
+        .layer(middleware::from_fn(session_delete_no_content))
         .layer(middleware::from_fn_with_state(
-            LeanState::new(aggregator.clone(), table.clone()),
+            table.clone(),
+            sessions::track,
+        ))
+        .layer(middleware::from_fn_with_state(
+            LeanState::new(aggregator.clone(), table),
             lean::layer,
         ))
-        .layer(middleware::from_fn_with_state(table, sessions::track))
-        .layer(middleware::from_fn(session_delete_no_content));
-    if let Some(auth) = &aggregator.inner.auth {
-        mcp_routes = auth.protect(mcp_routes);
-    }
-    let mcp_routes = trace::layer(mcp_routes.layer(middleware::from_fn_with_state(
-        aggregator.inner.allowed_hosts.clone(),
-        hosts::guard,
-    )));
+        .service(endpoints);
+    let behind_auth = match &aggregator.inner.auth {
+        Some(auth) => auth.protect(Router::new().fallback_service(sessions)),
+        None => Router::new().fallback_service(sessions),
+    };
+    let guarded = tower::ServiceBuilder::new()
+        .layer(trace::layer())
+        .layer(middleware::from_fn(trace::continue_trace))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(aggregator.inner.allowed_hosts.clone()),
+            hosts::guard,
+        ))
+        .service(behind_auth);
     let mut router = Router::new()
         .route("/health", get(health))
         .merge(observe::routes(aggregator))
-        .merge(mcp_routes);
+        .route_service(MCP_PATH, guarded.clone())
+        .route_service("/sse", guarded.clone())
+        .route_service("/message", guarded);
     if let Some(auth) = &aggregator.inner.auth {
         router = router.merge(auth.routes());
     }

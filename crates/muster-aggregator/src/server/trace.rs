@@ -8,28 +8,37 @@
 //! carries no trace context in `_meta` is the HTTP span's child: caller, `POST /mcp`,
 //! `tools/call call_tool`, `tools/call <tool>`.
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::Response;
-use axum::middleware::{self, Next};
+use axum::middleware::Next;
 use std::time::Duration;
+use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
 use crate::observe;
 
-/// `routes` with a server span per request.
-pub(super) fn layer(routes: Router) -> Router {
-    routes.layer(middleware::from_fn(continue_trace)).layer(
-        TraceLayer::new_for_http()
-            .make_span_with(make_span)
-            .on_request(())
-            .on_response(on_response)
-            .on_body_chunk(())
-            .on_eos(())
-            .on_failure(()),
-    )
+/// The layer that opens the server span of each request.
+pub(super) type HttpSpanLayer = TraceLayer<
+    SharedClassifier<ServerErrorsAsFailures>,
+    fn(&Request<Body>) -> Span,
+    (),
+    fn(&Response<Body>, Duration, &Span),
+    (),
+    (),
+    (),
+>;
+
+/// A server span per request; put [`continue_trace`] inside it.
+pub(super) fn layer() -> HttpSpanLayer {
+    TraceLayer::new_for_http()
+        .make_span_with(make_span as fn(&Request<Body>) -> Span)
+        .on_request(())
+        .on_response(on_response as fn(&Response<Body>, Duration, &Span))
+        .on_body_chunk(())
+        .on_eos(())
+        .on_failure(())
 }
 
 /// The span of `request`, a child of the trace context of its headers.
@@ -55,7 +64,7 @@ fn on_response(response: &Response<Body>, _latency: Duration, span: &Span) {
 }
 
 /// Hands the span's trace context on in the request's headers.
-async fn continue_trace(mut request: Request, next: Next) -> axum::response::Response {
+pub(super) async fn continue_trace(mut request: Request, next: Next) -> axum::response::Response {
     let span = Span::current();
     if !span.is_disabled() {
         observe::inject_into_headers(&span, request.headers_mut());
