@@ -30,6 +30,7 @@ mod backoff;
 mod bearer;
 mod call;
 mod caller;
+mod cancel_guard;
 mod catalog;
 #[cfg(feature = "http-client")]
 pub(crate) mod client_credentials;
@@ -67,6 +68,7 @@ mod stderr_tail;
 #[cfg(feature = "stdio")]
 mod stdio;
 pub(crate) mod tap;
+mod tool_result;
 mod transition;
 
 use std::sync::Arc;

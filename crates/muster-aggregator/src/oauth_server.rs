@@ -28,6 +28,7 @@ mod bearer;
 mod clients;
 mod endpoints;
 mod error;
+mod exposed;
 mod fetch;
 mod id_token;
 mod jwks;

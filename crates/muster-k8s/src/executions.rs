@@ -31,7 +31,10 @@ use muster_core::store::{
 use serde_json::{Value, json};
 
 use crate::convert::{api_code, api_resource, store_error};
-use crate::replicas::REPLICA_LABEL;
+
+/// The label naming the replica (incarnation) that began a run, and that its heartbeat
+/// Lease carries ([`crate::replicas`]).
+pub const REPLICA_LABEL: &str = "muster.giantswarm.io/replica";
 
 /// How often a write is retried after a conflict.
 const CONFLICT_RETRIES: usize = 8;

@@ -30,9 +30,7 @@ use serde_json::json;
 
 use crate::executions::KubeExecutionStore;
 
-/// The label naming the replica (incarnation) that began a run, and that its heartbeat
-/// Lease carries.
-pub const REPLICA_LABEL: &str = "muster.giantswarm.io/replica";
+pub use crate::executions::REPLICA_LABEL;
 
 /// The label marking heartbeat Leases.
 pub const HEARTBEAT_LABEL: &str = "muster.giantswarm.io/heartbeat";

@@ -11,15 +11,14 @@ use std::task::{Context, Poll};
 use muster_core::secret::Redactor;
 use muster_core::tool::{ToolCall, ToolError};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, ContentBlock, ErrorCode, RequestId, RequestMetaObject, ResultType, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, ContentBlock, ErrorCode,
+    RequestMetaObject,
 };
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use rmcp::service::{PeerRequestOptions, ServiceError};
 
+use super::cancel_guard::CancelGuard;
 use super::inner::{Connection, Inner};
-
-/// Why muster gave up on a call, as told to the server.
-const CANCELLED_BY_CALLER: &str = "cancelled by the caller";
+use super::tool_result::tool_result;
 
 /// Maps a client error of a request to the server named `provider` to a [`ToolError`].
 pub(crate) fn tool_error(provider: &str, error: ServiceError) -> ToolError {
@@ -66,49 +65,6 @@ pub(crate) fn live_connection(inner: &Weak<Inner>) -> Result<(Arc<Connection>, S
             provider: backend.name.clone(),
             reason: format!("not connected (state {})", s.snapshot.state),
         }),
-    }
-}
-
-/// Sends `notifications/cancelled` for a request unless disarmed; on drop it does so from a
-/// task, so a caller that drops the call future still frees the server.
-pub(crate) struct CancelGuard {
-    peer: Peer<RoleClient>,
-    id: Option<RequestId>,
-}
-
-impl CancelGuard {
-    /// Armed for the request `id` sent through (or beside) `peer`.
-    pub(crate) fn new(peer: Peer<RoleClient>, id: RequestId) -> Self {
-        Self { peer, id: Some(id) }
-    }
-
-    fn params(id: RequestId) -> CancelledNotificationParam {
-        CancelledNotificationParam::new(Some(id), Some(CANCELLED_BY_CALLER.to_owned()))
-    }
-
-    /// Sends the notification now.
-    pub(crate) async fn cancel_now(&mut self) {
-        if let Some(id) = self.id.take() {
-            let _ = self.peer.notify_cancelled(Self::params(id)).await;
-        }
-    }
-
-    /// The request finished: nothing to cancel.
-    pub(crate) fn disarm(&mut self) {
-        self.id = None;
-    }
-}
-
-impl Drop for CancelGuard {
-    fn drop(&mut self) {
-        if let Some(id) = self.id.take()
-            && let Ok(runtime) = tokio::runtime::Handle::try_current()
-        {
-            let peer = self.peer.clone();
-            runtime.spawn(async move {
-                let _ = peer.notify_cancelled(Self::params(id)).await;
-            });
-        }
     }
 }
 
@@ -196,35 +152,6 @@ async fn forward_rmcp(
     drop(progress);
     drop(caller);
     tool_result(provider, response.map_err(|e| tool_error(provider, e))?)
-}
-
-/// The result of a `tools/call` the server answered with `result`.
-pub(crate) fn tool_result(
-    provider: &str,
-    result: ServerResult,
-) -> Result<CallToolResult, ToolError> {
-    match result {
-        ServerResult::CallToolResult(mut result) => {
-            result.result_type.get_or_insert(ResultType::COMPLETE);
-            Ok(result)
-        }
-        ServerResult::EmptyResult(_) => {
-            let mut result = CallToolResult::success(Vec::new());
-            result.result_type = Some(ResultType::COMPLETE);
-            Ok(result)
-        }
-        ServerResult::InputRequiredResult(_) => Err(ToolError::failed(
-            "the server asked for more input, which muster does not relay yet",
-        )),
-        ServerResult::CreateTaskResult(_) => Err(ToolError::failed(
-            "the server answered with a task, which muster does not relay yet",
-        )),
-        _ => Err(ToolError::Backend {
-            provider: provider.to_owned(),
-            retryable: false,
-            source: "unexpected response to tools/call".into(),
-        }),
-    }
 }
 
 /// A result with `isError: true` is an error text of the server: its text content (and its

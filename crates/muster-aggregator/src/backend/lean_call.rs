@@ -30,7 +30,7 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
 use super::bearer::BearerSource;
-use super::call::CancelGuard;
+use super::cancel_guard::CancelGuard;
 use super::session_tap::{SessionHeaders, SessionSlot};
 use super::sse_reply::SseReader;
 
@@ -503,7 +503,7 @@ impl Exchange<'_> {
             result.result_type.get_or_insert(ResultType::COMPLETE);
             return Ok(result);
         }
-        super::call::tool_result(
+        super::tool_result::tool_result(
             self.provider,
             serde_json::from_str::<ServerResult>(result.get()).map_err(|e| {
                 self.transport_error(

@@ -51,7 +51,7 @@ pub(crate) struct PendingSignIn {
     pub(crate) code_challenge: String,
     pub(crate) scope: String,
     pub(crate) resource: String,
-    #[serde(with = "exposed")]
+    #[serde(with = "super::exposed")]
     pub(crate) upstream_verifier: SecretString,
     pub(crate) nonce: String,
     pub(crate) expires: SystemTime,
@@ -158,43 +158,6 @@ pub(crate) trait GrantStore: Send + Sync + std::fmt::Debug {
     /// The family of a live access token digest.
     async fn access(&self, access: &str) -> StoreResult<Option<Family>>;
     async fn revoke_access(&self, access: &str) -> StoreResult<()>;
-}
-
-/// Serde for a [`SecretString`] kept by a store: written out as the plain value, for the
-/// stores that persist entries (sealed when an encryption key is set).
-pub(crate) mod exposed {
-    use muster_core::secret::{ExposeSecret as _, SecretString};
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(crate) fn serialize<S: Serializer>(value: &SecretString, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(value.expose_secret())
-    }
-
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SecretString, D::Error> {
-        String::deserialize(d).map(SecretString::from)
-    }
-
-    /// The same for an optional secret.
-    pub(crate) mod option {
-        use muster_core::secret::{ExposeSecret as _, SecretString};
-        use serde::{Deserialize, Deserializer, Serializer};
-
-        pub(crate) fn serialize<S: Serializer>(
-            value: &Option<SecretString>,
-            s: S,
-        ) -> Result<S::Ok, S::Error> {
-            match value {
-                Some(v) => s.serialize_some(v.expose_secret()),
-                None => s.serialize_none(),
-            }
-        }
-
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
-            d: D,
-        ) -> Result<Option<SecretString>, D::Error> {
-            Option::<String>::deserialize(d).map(|v| v.map(SecretString::from))
-        }
-    }
 }
 
 #[derive(Debug, Default)]

@@ -30,11 +30,11 @@ pub(crate) struct ProviderMetadata {
 /// Tokens the provider issued for one sign-in.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct UpstreamTokens {
-    #[serde(with = "super::store::exposed")]
+    #[serde(with = "super::exposed")]
     pub(crate) access_token: SecretString,
-    #[serde(with = "super::store::exposed::option")]
+    #[serde(with = "super::exposed::option")]
     pub(crate) refresh_token: Option<SecretString>,
-    #[serde(with = "super::store::exposed::option")]
+    #[serde(with = "super::exposed::option")]
     pub(crate) id_token: Option<SecretString>,
     pub(crate) expires_at: Option<SystemTime>,
 }
