@@ -73,19 +73,13 @@ async fn open_inner(
     let slot = SessionSlot::default();
     let relist = handler.relist.clone();
     let lean_http = http.clone();
-    let running = if let Some(source) = &options.bearer {
-        let client = super::bearer::BearerClient::new(http, Arc::clone(source));
-        let transport = StreamableHttpClientTransport::with_client(
-            SessionTap::new(client, slot.clone()),
-            config,
-        );
-        serve(handler, transport, options, ct).await
-    } else {
-        let transport =
-            StreamableHttpClientTransport::with_client(SessionTap::new(http, slot.clone()), config);
-        serve(handler, transport, options, ct).await
-    }
-    .map_err(|e| init_failure(&e))?;
+    let transport = StreamableHttpClientTransport::with_client(
+        SessionTap::new(http, options.bearer.clone(), slot.clone()),
+        config,
+    );
+    let running = serve(handler, transport, options, ct)
+        .await
+        .map_err(|e| init_failure(&e))?;
     let protocol = running
         .peer()
         .peer_info()

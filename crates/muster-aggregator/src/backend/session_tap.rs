@@ -2,19 +2,24 @@
 //! uses: the `Mcp-Session-Id` (none on 2026-07-28 connections) and the headers of every
 //! request after the handshake (the spec's headers and the negotiated
 //! `MCP-Protocol-Version`). rmcp keeps both to itself and changes them when it re-initializes
-//! an expired session, so the tap records them from each POST it passes on.
+//! an expired session, so the tap records them from each POST it passes on. The same client
+//! authorizes the requests of servers reached with a session's OAuth token (see
+//! [`bearer`](super::bearer)).
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
+use muster_core::secret::{ExposeSecret, SecretString};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
+
+use super::bearer::BearerSource;
 
 /// Headers that describe one request (2026-07-28 standard headers), never the session.
 const PER_REQUEST_PREFIX: &str = "mcp-";
@@ -77,16 +82,45 @@ impl SessionSlot {
     }
 }
 
-/// A streamable-HTTP client that records the session of the requests it sends.
+/// The streamable-HTTP client rmcp drives for a remote server: reqwest, recording the
+/// session of the requests it sends and, for servers reached with a session's OAuth token,
+/// authorizing every request with the current token of its [`BearerSource`] (a request
+/// answered with 401 is sent once more after the source refreshed the token).
 #[derive(Clone, Debug)]
-pub(crate) struct SessionTap<C> {
-    inner: C,
+pub(crate) struct SessionTap {
+    http: reqwest::Client,
+    bearer: Option<Arc<dyn BearerSource>>,
     slot: SessionSlot,
 }
 
-impl<C> SessionTap<C> {
-    pub(crate) fn new(inner: C, slot: SessionSlot) -> Self {
-        Self { inner, slot }
+impl SessionTap {
+    pub(crate) fn new(
+        http: reqwest::Client,
+        bearer: Option<Arc<dyn BearerSource>>,
+        slot: SessionSlot,
+    ) -> Self {
+        Self { http, bearer, slot }
+    }
+
+    /// The token to send now, when the server is reached with one.
+    async fn token(&self) -> Option<SecretString> {
+        match &self.bearer {
+            Some(source) => source.token().await,
+            None => None,
+        }
+    }
+
+    /// The bearer token a request carries: the source's current one when the server is
+    /// reached with a [`BearerSource`], else the one rmcp asked for.
+    fn auth_header(
+        &self,
+        token: Option<&SecretString>,
+        rmcp_own: Option<String>,
+    ) -> Option<String> {
+        match &self.bearer {
+            Some(_) => token.map(|t| t.expose_secret().to_owned()),
+            None => rmcp_own,
+        }
     }
 }
 
@@ -103,8 +137,8 @@ fn after_handshake(message: &ClientJsonRpcMessage) -> bool {
     )
 }
 
-impl<C: StreamableHttpClient + Sync> StreamableHttpClient for SessionTap<C> {
-    type Error = C::Error;
+impl StreamableHttpClient for SessionTap {
+    type Error = reqwest::Error;
 
     async fn post_message(
         &self,
@@ -137,19 +171,41 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for SessionTap<C> {
         if after_handshake(&message) {
             self.slot.record(session_id.as_ref(), &custom_headers);
         }
-        let sent = session_id.clone();
-        let result = self
-            .inner
+        let token = self.token().await;
+        let retry = token
+            .is_some()
+            .then(|| (message.clone(), custom_headers.clone(), auth_header.clone()));
+        let mut result = self
+            .http
             .post_message_with_response_limits(
-                uri,
+                Arc::clone(&uri),
                 message,
-                session_id,
-                auth_header,
+                session_id.clone(),
+                self.auth_header(token.as_ref(), auth_header),
                 custom_headers,
                 limits,
             )
             .await;
-        if let (Err(StreamableHttpError::SessionExpired), Some(expired)) = (&result, &sent) {
+        let unauthorized = matches!(result, Err(StreamableHttpError::AuthRequired(_)));
+        if unauthorized
+            && let (Some(rejected), Some(source)) = (token, &self.bearer)
+            && let Some((message, custom_headers, auth_header)) = retry
+            && source.refresh(rejected).await
+        {
+            let token = self.token().await;
+            result = self
+                .http
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id.clone(),
+                    self.auth_header(token.as_ref(), auth_header),
+                    custom_headers,
+                    limits,
+                )
+                .await;
+        }
+        if let (Err(StreamableHttpError::SessionExpired), Some(expired)) = (&result, &session_id) {
             self.slot.forget(expired);
         }
         result
@@ -163,8 +219,14 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for SessionTap<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
         self.slot.forget(&session_id);
-        self.inner
-            .delete_session(uri, session_id, auth_header, custom_headers)
+        let token = self.token().await;
+        self.http
+            .delete_session(
+                uri,
+                session_id,
+                self.auth_header(token.as_ref(), auth_header),
+                custom_headers,
+            )
             .await
     }
 
@@ -176,8 +238,15 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for SessionTap<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+        let token = self.token().await;
+        self.http
+            .get_stream(
+                uri,
+                session_id,
+                last_event_id,
+                self.auth_header(token.as_ref(), auth_header),
+                custom_headers,
+            )
             .await
     }
 
@@ -190,12 +259,13 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for SessionTap<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        self.inner
+        let token = self.token().await;
+        self.http
             .get_stream_with_max_sse_event_size(
                 uri,
                 session_id,
                 last_event_id,
-                auth_header,
+                self.auth_header(token.as_ref(), auth_header),
                 custom_headers,
                 max_sse_event_size,
             )
