@@ -114,8 +114,17 @@ pub(crate) fn init(debug: bool, silent: bool, settings: &telemetry::Settings) ->
             }
         });
     let otel = provider.as_ref().map(|p| {
+        // Spans carry the attributes muster sets and nothing per poll: no busy/idle time
+        // tracking, no code location, thread or target attributes (the same for every span),
+        // and no OpenTelemetry context switched on every enter and exit — nothing in muster
+        // reads the ambient context, parents are found through the spans themselves.
         tracing_opentelemetry::layer()
             .with_tracer(telemetry::tracer(p))
+            .with_tracked_inactivity(false)
+            .with_location(false)
+            .with_threads(false)
+            .with_target(false)
+            .with_context_activation(false)
             .with_filter(Targets::new().with_target("muster::otel", LevelFilter::INFO))
     });
     tracing_subscriber::registry()
