@@ -844,6 +844,55 @@ fn probes_and_metrics_answer_without_a_bearer_and_the_mcp_endpoints_do_not() {
     assert!(message.headers().get("www-authenticate").is_some());
 }
 
+#[test]
+fn pages_of_allowed_origins_get_cors_headers_on_the_oauth_endpoints() {
+    let s = setup(json!({"allowedOrigins": ["http://app.example:8080"]}));
+    let base = s.base.as_str();
+    let preflight = |origin: &str| {
+        http()
+            .request(reqwest::Method::OPTIONS, format!("{base}/oauth/token"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .send()
+            .unwrap()
+    };
+    let allowed = preflight("http://app.example:8080");
+    assert!(allowed.status().is_success(), "{}", allowed.status());
+    let headers = allowed.headers();
+    assert_eq!(
+        headers["access-control-allow-origin"],
+        "http://app.example:8080"
+    );
+    let methods = headers["access-control-allow-methods"].to_str().unwrap();
+    assert!(methods.contains("POST"), "{methods}");
+    let allowed_headers = headers["access-control-allow-headers"].to_str().unwrap();
+    assert!(
+        allowed_headers.contains("content-type"),
+        "{allowed_headers}"
+    );
+    assert!(headers.get("access-control-allow-credentials").is_none());
+
+    // A document read from the page carries the header; another origin gets none.
+    let metadata = http()
+        .get(format!("{base}/.well-known/oauth-authorization-server"))
+        .header("origin", "http://app.example:8080")
+        .send()
+        .unwrap();
+    assert_eq!(metadata.status().as_u16(), 200);
+    assert_eq!(
+        metadata.headers()["access-control-allow-origin"],
+        "http://app.example:8080"
+    );
+    for origin in ["http://evil.example", "http://app.example:8081"] {
+        let other = preflight(origin);
+        assert!(
+            other.headers().get("access-control-allow-origin").is_none(),
+            "{origin} was allowed"
+        );
+    }
+}
+
 const VALKEY_PASSWORD: &str = "valkey-password-81c3e7";
 
 /// A `redis-server` of its own (Debian package `redis-server`) on a free port, with a

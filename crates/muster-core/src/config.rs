@@ -446,7 +446,8 @@ pub struct OAuthServerConfig {
     /// Issuers whose JWTs muster accepts as bearers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trusted_issuers: Vec<TrustedIssuerConfig>,
-    /// Origins allowed for CORS.
+    /// Web origins (`https://app.example.com`) whose pages may call the OAuth endpoints and
+    /// metadata documents: they get CORS headers there.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<String>,
     /// Registration token required by `POST /oauth/register` (never serialized).
@@ -563,6 +564,15 @@ impl OAuthServerConfig {
         if self.rate_limit.per_minute == 0 {
             push("rateLimit.perMinute", "must be at least 1");
         }
+        for (i, origin) in self.allowed_origins.iter().enumerate() {
+            if !is_origin(origin) {
+                push(
+                    &format!("allowedOrigins[{i}]"),
+                    "must be an origin: http or https, a host and an optional port, nothing \
+                     after it (e.g. `https://app.example.com`)",
+                );
+            }
+        }
         for (i, issuer) in self.trusted_issuers.iter().enumerate() {
             if !is_http_url(&issuer.issuer) {
                 push(
@@ -582,6 +592,21 @@ impl OAuthServerConfig {
 }
 
 /// Whether `text` is an absolute `http` or `https` URL with a host.
+/// Whether `text` is a web origin as browsers send it: `http(s)://host[:port]`, lowercase
+/// scheme, nothing after the authority.
+fn is_origin(text: &str) -> bool {
+    let Some(authority) = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    !authority.is_empty()
+        && !authority.chars().any(|c| {
+            matches!(c, '/' | '?' | '#' | '@' | '*') || c.is_whitespace() || c.is_control()
+        })
+}
+
 fn is_http_url(text: &str) -> bool {
     let rest = text
         .strip_prefix("https://")
@@ -635,6 +660,35 @@ mod tests {
         );
         assert_eq!(problems(&["*", "team-a"]), ["mcpServerNamespaces"]);
         assert_eq!(problems(&[&"a".repeat(64)]), ["mcpServerNamespaces[0]"]);
+    }
+
+    #[test]
+    fn allowed_origins_are_bare_origins() {
+        let problems = |list: &[&str]| {
+            let cfg = OAuthServerConfig {
+                allowed_origins: list.iter().map(|s| (*s).to_owned()).collect(),
+                ..OAuthServerConfig::default()
+            };
+            cfg.problems()
+                .into_iter()
+                .map(|v| v.path)
+                .filter(|p| p.contains("allowedOrigins"))
+                .collect::<Vec<_>>()
+        };
+        assert!(problems(&["https://app.example.com", "http://localhost:6274"]).is_empty());
+        assert_eq!(
+            problems(&[
+                "https://app.example.com/",
+                "app.example.com",
+                "*",
+                "https://*.example.com",
+                "https://u@app.example.com",
+                "https://",
+            ]),
+            (0..6)
+                .map(|i| format!("aggregator.oauth.server.allowedOrigins[{i}]"))
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -7,13 +7,52 @@ mod register;
 mod revoke;
 mod token;
 
+use std::time::Duration;
+
 use axum::Router;
+use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::routing::{get, post};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use super::OAuthServer;
 
-/// Every OAuth endpoint and `.well-known` document.
+/// Every OAuth endpoint and `.well-known` document, with CORS headers for the configured
+/// origins.
 pub(super) fn router(server: OAuthServer) -> Router {
+    let cors = cors(&server.inner.settings.allowed_origins);
+    let router = endpoints(server);
+    match cors {
+        Some(cors) => router.layer(cors),
+        None => router,
+    }
+}
+
+/// What pages of `origins` may do: read the metadata documents, register, redeem and
+/// refresh tokens and revoke them (no cookies: every call carries what it needs). `None`
+/// without origins, so no page of another origin reads an answer.
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o).ok())
+        .collect();
+    if origins.is_empty() {
+        return None;
+    }
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                HeaderName::from_static("mcp-protocol-version"),
+            ])
+            .expose_headers([header::WWW_AUTHENTICATE])
+            .max_age(Duration::from_secs(3600)),
+    )
+}
+
+fn endpoints(server: OAuthServer) -> Router {
     Router::new()
         .route("/oauth/authorize", get(authorize::authorize))
         .route("/oauth/callback", get(callback::callback))

@@ -29,6 +29,8 @@ pub(crate) struct Settings {
     pub(crate) session_duration: Duration,
     /// Audiences accepted in externally issued tokens, besides per-issuer lists.
     pub(crate) trusted_audiences: Vec<String>,
+    /// Web origins that get CORS headers on the OAuth endpoints.
+    pub(crate) allowed_origins: Vec<String>,
     /// Issuers whose JWTs are accepted.
     pub(crate) trusted_issuers: Vec<TrustedIssuerConfig>,
     /// The token `POST /oauth/register` requires, if any.
@@ -112,6 +114,7 @@ impl Settings {
             },
             session_duration,
             trusted_audiences: config.trusted_audiences.clone(),
+            allowed_origins: config.allowed_origins.clone(),
             trusted_issuers: config.trusted_issuers.clone(),
             registration_token,
             allow_public_registration: config.allow_public_client_registration,
