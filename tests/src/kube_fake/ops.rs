@@ -904,8 +904,9 @@ impl Store {
     /// PATCH of every type.
     ///
     /// A patch that sets no `metadata.resourceVersion` is retried when another write lands
-    /// between its read and its write, as kube-apiserver's guaranteed update does; one that
-    /// sets it gets the 409 Conflict.
+    /// between its read and its write, as kube-apiserver's guaranteed update does (which
+    /// retries until it lands; here at most [`PATCH_RETRIES`] times, enough for any number
+    /// of writers a test runs on a loaded machine); one that sets it gets the 409 Conflict.
     pub(crate) fn patch(
         &self,
         t: &Target,
@@ -923,7 +924,7 @@ impl Store {
                         && e.details
                             .as_ref()
                             .is_some_and(|d| d.get("causes").is_none())
-                        && attempts < 10
+                        && attempts < PATCH_RETRIES
                         && !patch_sets_rv(kind, body) =>
                 {
                     attempts += 1;
@@ -1216,3 +1217,7 @@ pub(crate) fn bootstrap_crd(store: &Store, crd: Value) -> Result<(), ApiError> {
     };
     store.create(&t, crd, &opts).map(|_| ())
 }
+
+/// How often a patch without `metadata.resourceVersion` is tried again after another write
+/// landed between its read and its write.
+const PATCH_RETRIES: usize = 1000;
