@@ -71,8 +71,8 @@ pub use connections::{
 };
 pub use hosts::{AllowedHosts, LOOPBACK_HOSTS};
 pub use sessions::{
-    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSION_PARK_AFTER, SessionLimits,
-    SessionTable, SessionTableError,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, DEFAULT_SESSION_PARK_AFTER,
+    SessionFootprint, SessionLimits, SessionTable, SessionTableError,
 };
 
 /// Authentication in front of the MCP endpoints (`/mcp`, `/sse`, `/message`): it wraps
@@ -272,6 +272,7 @@ impl AggregatorBuilder {
         } else {
             self.version
         };
+        let peers = notify::Peers::default();
         let aggregator = Aggregator {
             inner: Arc::new(Inner {
                 auth: self.auth,
@@ -282,12 +283,12 @@ impl AggregatorBuilder {
                 shutdown: self.shutdown.unwrap_or_default(),
                 readiness: self.readiness,
                 metrics: self.metrics,
-                peers: notify::Peers::default(),
+                peers: peers.clone(),
                 notifier_started: AtomicBool::new(false),
                 notifier_stop: CancellationToken::new(),
                 #[cfg(feature = "http-client")]
                 backend_auth: self.backend_auth,
-                sessions: Arc::new(SessionTable::new(self.session_limits)),
+                sessions: Arc::new(SessionTable::new(self.session_limits, peers)),
                 connection_limits: self.connection_limits,
             }),
         };

@@ -57,13 +57,25 @@ impl Peers {
             .cloned()
     }
 
-    /// Forgets the peers whose session ended.
+    /// Forgets the peer of streamable HTTP session `session` (closed, expired or parked):
+    /// the peer holds the channels of the session's stopped worker until it is dropped.
+    pub(super) fn forget(&self, session: &str) {
+        let mut map = self.lock();
+        map.peers.remove(&PeerKey::Session(session.into()));
+    }
+
+    /// Forgets the peers whose session ended, and hands back the room of a map that
+    /// emptied out (after many sessions came and went).
     pub(super) fn prune(&self) {
         let mut map = self.lock();
         map.peers.retain(|_, p| !p.is_transport_closed());
-        if map.peers.is_empty() {
-            map.peers.shrink_to_fit();
-        }
+        super::sessions::shrink(&mut map.peers);
+    }
+
+    /// How many peers are kept, and how many slots their map has allocated.
+    pub(super) fn footprint(&self) -> (usize, usize) {
+        let map = self.lock();
+        (map.peers.len(), map.peers.capacity())
     }
 
     /// How many sessions without a streamable HTTP session id (legacy SSE, stdio) are

@@ -11,6 +11,11 @@
 //! traffic for [`SessionLimits::idle_timeout`] is closed and forgotten, and so is one a
 //! client deletes. Every request carrying `Mcp-Session-Id` counts as traffic; see
 //! [`track`].
+//!
+//! A closed, expired or parked session leaves nothing behind in the front door's
+//! per-session structures: its worker's entry in rmcp's session manager and its peer (kept
+//! for notifications, holding the worker's channels) go with it, and the maps give back
+//! the room of sessions that came and went ([`SessionTable::footprint`] counts them).
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -36,6 +41,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+
+use super::notify::Peers;
 
 /// The header carrying the streamable HTTP session id.
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
@@ -124,23 +131,70 @@ impl Entry {
     }
 }
 
+/// How many entries the per-session structures of the front door hold: what
+/// [`SessionTable::footprint`] counts. Once every session is closed or expired, all of it
+/// is zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionFootprint {
+    /// Sessions in the table, parked ones included.
+    pub sessions: usize,
+    /// Sessions with a running worker in rmcp's session manager.
+    pub workers: usize,
+    /// Connected sessions whose peer is kept for notifications (legacy SSE and stdio
+    /// sessions included).
+    pub peers: usize,
+    /// Slots the three maps have allocated, used or not: after many sessions came and
+    /// went, the maps give the room back.
+    pub slots: usize,
+}
+
 /// The session manager and session store of the streamable HTTP service.
 #[derive(Debug)]
 pub struct SessionTable {
     local: LocalSessionManager,
     entries: Mutex<HashMap<Arc<str>, Entry>>,
     limits: SessionLimits,
+    /// The peers of connected sessions, forgotten with their session.
+    peers: Peers,
+}
+
+/// Hands back most of the room of `map` once it holds a quarter of what it has room for.
+pub(super) fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
+    if map.len().saturating_mul(4) <= map.capacity() {
+        map.shrink_to(map.len().saturating_mul(2));
+    }
 }
 
 impl SessionTable {
-    /// A table with `limits`; rmcp's own idle expiry is off, the table's reaper does it.
-    pub(super) fn new(limits: SessionLimits) -> Self {
+    /// A table with `limits` whose sessions' peers are in `peers`; rmcp's own idle expiry is
+    /// off, the table's reaper does it.
+    pub(super) fn new(limits: SessionLimits, peers: Peers) -> Self {
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = None;
         Self {
             local,
             entries: Mutex::new(HashMap::new()),
             limits,
+            peers,
+        }
+    }
+
+    /// How many entries the per-session structures hold.
+    pub async fn footprint(&self) -> SessionFootprint {
+        let (sessions, table_slots) = {
+            let entries = self.lock();
+            (entries.len(), entries.capacity())
+        };
+        let (workers, worker_slots) = {
+            let local = self.local.sessions.read().await;
+            (local.len(), local.capacity())
+        };
+        let (peers, peer_slots) = self.peers.footprint();
+        SessionFootprint {
+            sessions,
+            workers,
+            peers,
+            slots: table_slots + worker_slots + peer_slots,
         }
     }
 
@@ -230,20 +284,30 @@ impl SessionTable {
                 }
                 true
             });
+            shrink(&mut entries);
         }
         for id in expire {
             tracing::debug!(session = %id, "closing an idle session");
+            self.peers.forget(&id);
             self.stop_worker(&id).await;
         }
         for id in park {
+            // Requests wait while the session is parking, so no restored peer is lost.
+            self.peers.forget(&id);
             self.stop_worker(&id).await;
-            if let Some(entry) = self.lock().get_mut(&id)
-                && entry.parking
+            let mut entries = self.lock();
+            if entries.get(&id).is_some_and(|e| e.parking)
+                && let Some((key, mut entry)) = entries.remove_entry(&id)
             {
                 entry.parking = false;
                 entry.parked = true;
+                // What a parked session keeps is copied out of the pages its worker shared
+                // with it, so the allocator can hand those back whole.
+                entry.init = entry.init.as_deref().map(Box::from);
+                entries.insert(Arc::from(&*key), entry);
             }
         }
+        shrink(&mut *self.local.sessions.write().await);
     }
 
     /// Whether the reaper is stopping the worker of `id` right now.
@@ -400,6 +464,7 @@ impl SessionManager for SessionTable {
                 entries.remove(id.as_ref());
             }
         }
+        self.peers.forget(id);
         Ok(self.local.close_session(id).await?)
     }
 
@@ -483,6 +548,7 @@ impl SessionStore for Store {
     /// Called when a client deletes its session: forget it, worker and all.
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         let removed = self.0.lock().remove(session_id);
+        self.0.peers.forget(session_id);
         if let Some(entry) = removed
             && !entry.parked
         {

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use muster_aggregator::registry::{BackendNaming, Registry};
-use muster_aggregator::server::{Aggregator, AggregatorBuilder, ConnectionLimits, SessionLimits};
+use muster_aggregator::server::{
+    Aggregator, AggregatorBuilder, ConnectionLimits, SessionFootprint, SessionLimits,
+};
 use muster_core::tool::{Catalog, Revision, ToolCall, ToolError, ToolProvider, ToolService};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
@@ -261,6 +263,75 @@ async fn deleted_and_expired_sessions_leave_nothing_behind() -> TestResult {
     assert_eq!(sessions.len(), 10);
     eventually("all expired", || sessions.is_empty()).await;
     assert_eq!(sessions.live(), 0);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_session_leaves_no_entry_in_any_per_session_structure() -> TestResult {
+    // No sweep runs while the test does its work (the reaper's first one runs at start,
+    // the next 10 s later): whatever is gone after the DELETEs went with them.
+    let limits = SessionLimits {
+        park_after: Duration::from_secs(60),
+        idle_timeout: Duration::from_secs(600),
+        ..SessionLimits::default()
+    };
+    let raw =
+        Raw::start(Aggregator::builder(registry_with_upstream().await).session_limits(limits))
+            .await;
+    let mut ids = Vec::new();
+    for _ in 0..10 {
+        // A lean session has completed its handshake and registered its peer.
+        ids.push(raw.lean_session().await);
+    }
+    let sessions = raw.aggregator.sessions();
+    let open = sessions.footprint().await;
+    assert_eq!((open.sessions, open.workers, open.peers), (10, 10, 10));
+    for id in &ids {
+        assert!(raw.delete(id).await.is_success());
+    }
+    let closed = sessions.footprint().await;
+    assert_eq!(
+        (closed.sessions, closed.workers, closed.peers),
+        (0, 0, 0),
+        "{closed:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parked_then_expired_sessions_leave_no_entry_and_no_room_behind() -> TestResult {
+    let limits = SessionLimits {
+        park_after: Duration::from_millis(200),
+        idle_timeout: Duration::from_secs(2),
+        ..SessionLimits::default()
+    };
+    let raw =
+        Raw::start(Aggregator::builder(registry_with_upstream().await).session_limits(limits))
+            .await;
+    for _ in 0..10 {
+        raw.lean_session().await;
+    }
+    let sessions = raw.aggregator.sessions();
+    eventually("parked", || sessions.live() == 0).await;
+    // A parked session keeps its table entry and nothing else.
+    let parked = sessions.footprint().await;
+    assert_eq!(
+        (parked.sessions, parked.workers, parked.peers),
+        (10, 0, 0),
+        "{parked:?}"
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = sessions.footprint().await;
+        if left == SessionFootprint::default() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "left behind after expiry: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     Ok(())
 }
 
