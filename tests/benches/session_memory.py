@@ -7,9 +7,10 @@ parked after their idle period), and after all of them are deleted.
 Starts muster on a free loopback port with an empty config directory, opens N streamable
 HTTP sessions (initialize + notifications/initialized, protocol 2025-06-18) over a few
 keep-alive connections, reads muster's RSS from /proc, waits until the sessions are parked
-(30 s without traffic), reads it again, deletes every session and reads it again; then
-opens and deletes N sessions a second time, which tells memory the allocator keeps for
-reuse from memory that leaks.
+(30 s without traffic), reads it again, deletes every session and reads it again (2 s
+after, and once more after SETTLE seconds, default 15: the allocator hands freed memory
+back to the system over about 10 s); then opens and deletes N sessions a second time, which
+tells memory the allocator keeps for reuse from memory that leaks.
 Python standard library only; Linux only (RSS from /proc/PID/status).
 """
 
@@ -26,6 +27,8 @@ import time
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 # Seconds to wait for parking: the default park period is 30 s, the reaper runs every 7.5 s.
 PARK_WAIT = float(os.environ.get("PARK_WAIT", "40"))
+# Seconds to wait after the deletions before the settled reading.
+SETTLE = float(os.environ.get("SETTLE", "15"))
 
 
 def free_port():
@@ -108,6 +111,8 @@ def main():
         closed_in = time.time() - t0
         time.sleep(2)
         after = rss_kb(muster.pid)
+        time.sleep(max(SETTLE - 2, 0))
+        settled = rss_kb(muster.pid)
         # A second round in the same process: if RSS stays where the first left it, the
         # freed memory is reused (kept by the allocator), not leaked.
         again = []
@@ -126,6 +131,8 @@ def main():
             conn.getresponse().read()
         time.sleep(2)
         second_after = rss_kb(muster.pid)
+        time.sleep(max(SETTLE - 2, 0))
+        second_settled = rss_kb(muster.pid)
         per = lambda kb: (kb - start) / max(N, 1)
         print(f"sessions:                {N} (opened in {opened_in:.1f} s, "
               f"deleted in {closed_in:.1f} s)")
@@ -134,10 +141,14 @@ def main():
         print(f"RSS, {N} parked:        {parked / 1024:.1f} MB  ({per(parked):.2f} KB per session)")
         print(f"RSS after all deleted:   {after / 1024:.1f} MB  "
               f"({(after - start) / 1024:+.1f} MB against rest)")
+        print(f"  {SETTLE:.0f} s after:           {settled / 1024:.1f} MB  "
+              f"({(settled - start) / 1024:+.1f} MB against rest)")
         print(f"RSS, {N} live again:     {second_live / 1024:.1f} MB  "
-              f"({(second_live - after) / 1024:+.1f} MB against the first round's end)")
+              f"({(second_live - settled) / 1024:+.1f} MB against the first round's end)")
         print(f"RSS after those deleted: {second_after / 1024:.1f} MB  "
               f"({(second_after - start) / 1024:+.1f} MB against rest)")
+        print(f"  {SETTLE:.0f} s after:           {second_settled / 1024:.1f} MB  "
+              f"({(second_settled - start) / 1024:+.1f} MB against rest)")
     finally:
         muster.terminate()
         try:

@@ -15,6 +15,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// jemalloc, with its background thread, hands memory freed by closed sessions, finished
+/// runs and dropped connections back to the system within seconds; glibc's malloc keeps it
+/// in its per-thread arenas for good (docs/decisions/0008).
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_from(cli::workflow_flags(std::env::args_os().collect()));
     let silent = match &cli.command {
