@@ -50,6 +50,7 @@ mod notify;
 mod observe;
 mod progress;
 mod reads;
+mod room;
 mod sessions;
 mod sse;
 mod trace;

@@ -69,7 +69,7 @@ impl Peers {
     pub(super) fn prune(&self) {
         let mut map = self.lock();
         map.peers.retain(|_, p| !p.is_transport_closed());
-        super::sessions::shrink(&mut map.peers);
+        super::room::shrink(&mut map.peers);
     }
 
     /// How many peers are kept, and how many slots their map has allocated.

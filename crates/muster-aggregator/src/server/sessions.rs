@@ -43,6 +43,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::notify::Peers;
+use super::room::shrink;
 
 /// The header carrying the streamable HTTP session id.
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
@@ -156,13 +157,6 @@ pub struct SessionTable {
     limits: SessionLimits,
     /// The peers of connected sessions, forgotten with their session.
     peers: Peers,
-}
-
-/// Hands back most of the room of `map` once it holds a quarter of what it has room for.
-pub(super) fn shrink<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>) {
-    if map.len().saturating_mul(4) <= map.capacity() {
-        map.shrink_to(map.len().saturating_mul(2));
-    }
 }
 
 impl SessionTable {
