@@ -50,6 +50,9 @@ struct Inner {
     plans: RwLock<HashMap<String, (WorkflowSpec, Arc<Plan>)>>,
     catalog: RwLock<Arc<Catalog>>,
     revisions: watch::Sender<Revision>,
+    /// Held across a refresh's read of the store and its update of the catalog, so refreshes
+    /// run one after another and a slow one never overwrites a newer one's catalog.
+    refreshing: tokio::sync::Mutex<()>,
 }
 
 /// Builds [`WorkflowTools`].
@@ -104,12 +107,17 @@ impl WorkflowTools {
                 plans: RwLock::default(),
                 catalog: RwLock::new(Arc::new(catalog)),
                 revisions: watch::Sender::new(Revision::default()),
+                refreshing: tokio::sync::Mutex::new(()),
             },
         }
     }
 
     /// Rebuilds the catalog from the store; publishes a new revision when it changed.
+    ///
+    /// Refreshes are serialised: one that starts after a store write has returned always
+    /// leaves a catalog that reflects that write, even while an older refresh is in flight.
     pub async fn refresh(&self) -> Result<(), StoreError> {
+        let _one_at_a_time = self.inner.refreshing.lock().await;
         let workflows = self
             .inner
             .workflows
