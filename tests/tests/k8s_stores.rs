@@ -415,6 +415,119 @@ async fn only_the_leader_writes_status_and_a_new_leader_takes_over() {
     second_task.abort();
 }
 
+/// Holds back the answer of each `GET` of one object while `armed`, until `release` gives a
+/// permit: a status write's read stays in flight as long as a test needs.
+#[derive(Clone)]
+struct HeldGets<S> {
+    inner: S,
+    gate: Gate,
+}
+
+/// When and for how long [`HeldGets`] holds an answer back.
+#[derive(Clone)]
+struct Gate {
+    path: &'static str,
+    armed: Arc<std::sync::atomic::AtomicBool>,
+    holding: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Semaphore>,
+}
+
+impl<S> tower::Service<axum::http::Request<kube::client::Body>> for HeldGets<S>
+where
+    S: tower::Service<axum::http::Request<kube::client::Body>>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = futures::future::BoxFuture<'static, Result<S::Response, S::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: axum::http::Request<kube::client::Body>) -> Self::Future {
+        let gate = &self.gate;
+        let held = request.method() == axum::http::Method::GET
+            && request.uri().path() == gate.path
+            && gate.armed.swap(false, std::sync::atomic::Ordering::AcqRel);
+        let answer = self.inner.call(request);
+        let (holding, release) = (gate.holding.clone(), gate.release.clone());
+        Box::pin(async move {
+            if held {
+                holding.notify_one();
+                let _permit = release.acquire().await;
+            }
+            answer.await
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_set_while_the_lead_arrives_is_written() {
+    let (server, _) = setup().await;
+    let held = Gate {
+        path: "/apis/muster.giantswarm.io/v1alpha1/namespaces/default/mcpservers/s",
+        armed: Arc::default(),
+        holding: Arc::default(),
+        release: Arc::new(tokio::sync::Semaphore::new(0)),
+    };
+    let layer = {
+        let gate = held.clone();
+        tower::layer::layer_fn(move |inner| HeldGets {
+            inner,
+            gate: gate.clone(),
+        })
+    };
+    let config = Config::new(server.url().parse().expect("server URL"));
+    let client = kube::client::ClientBuilder::try_from(config)
+        .expect("client builder")
+        .with_layer(&layer)
+        .build();
+    let (lead, follows) = tokio::sync::watch::channel(false);
+    let store = KubeStore::<McpServer>::builder(client.clone(), NS)
+        .leadership(Leadership::from_watch(follows))
+        .start();
+    store
+        .create(remote("s", "https://s.example/mcp"))
+        .await
+        .unwrap();
+    let key = ObjectKey::new(NS, "s");
+
+    // The write reads the object while this replica follows; the lead arrives (and the held
+    // statuses are flushed) before the read answers.
+    held.armed.store(true, std::sync::atomic::Ordering::Release);
+    let failed = McpServerStatus {
+        state: Some(McpServerState::Failed),
+        ..McpServerStatus::default()
+    };
+    let write = tokio::spawn({
+        let store = store.clone();
+        let key = key.clone();
+        async move { store.set_status(&key, failed).await }
+    });
+    held.holding.notified().await;
+    lead.send_replace(true);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    held.release.add_permits(1);
+    write.await.unwrap().unwrap();
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let state = mcps_api(&client).get("s").await.unwrap().data["status"]["state"].clone();
+        if state == "Failed" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the status set as the lead arrived was never written: {state}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn wait_for(leadership: &Leadership, value: bool) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while leadership.is_leader() != value {

@@ -16,5 +16,6 @@ mod backend {
     mod processes;
     mod remote;
     mod status;
+    mod status_writes;
     mod stdio;
 }

@@ -32,6 +32,12 @@ impl Leadership {
         }
     }
 
+    /// A leadership decided elsewhere: this replica leads while `rx` holds `true` (an
+    /// operator's own election, or a test that hands the lead over).
+    pub fn from_watch(rx: watch::Receiver<bool>) -> Self {
+        Self { rx, _fixed: None }
+    }
+
     /// Whether this replica leads.
     pub fn is_leader(&self) -> bool {
         *self.rx.borrow()

@@ -242,6 +242,33 @@ impl<K: Kind> KubeStore<K> {
         }
     }
 
+    /// Whether this replica writes `status` of `key` now. When another replica leads, it
+    /// keeps `status` to write should it take the lead, and answers `false`.
+    ///
+    /// The status is held first and leadership checked after: a lead taken meanwhile either
+    /// is seen here (and this call writes) or flushes after the hold, so a status is never
+    /// left unwritten by a replica that leads.
+    fn writes_or_holds(&self, key: &ObjectKey, status: &K::Status) -> bool {
+        let Some(leadership) = &self.inner.leadership else {
+            return true;
+        };
+        if leadership.is_leader() {
+            return true;
+        }
+        let mut pending = self
+            .inner
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        pending.insert(key.clone(), status.clone());
+        if !leadership.is_leader() {
+            return false;
+        }
+        // The lead came meanwhile: written here, so no stale copy is flushed later.
+        pending.remove(key);
+        true
+    }
+
     /// The API of the store's kind in muster's namespace.
     pub fn api(&self) -> &Api<DynamicObject> {
         &self.inner.api
@@ -483,23 +510,11 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
         key: &ObjectKey,
         status: K::Status,
     ) -> Result<Object<K>, StoreError> {
-        let leads = self
-            .inner
-            .leadership
-            .as_ref()
-            .is_none_or(Leadership::is_leader);
         for _ in 0..CONFLICT_RETRIES {
             let Some(mut current) = self.get_dynamic(key).await? else {
                 return Err(StoreError::not_found(K::KIND, key));
             };
-            if !leads {
-                // Another replica leads and writes the status; this one keeps its view to
-                // write should it take the lead.
-                self.inner
-                    .pending
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(key.clone(), status);
+            if !self.writes_or_holds(key, &status) {
                 return to_object(&current);
             }
             let value = status::with_observed_generation(&status, current.metadata.generation)

@@ -2,6 +2,8 @@
 //! records an event for every state transition, and for a tool prefix it comes to share with
 //! another server.
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 use muster_core::event::message::Details;
 use muster_core::resource::{Condition, ConditionStatus};
@@ -25,6 +27,7 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
         let mut last_recovering = first.recovering;
         let mut last_written = None;
         let mut collision: Option<(String, DateTime<Utc>)> = None;
+        let mut retry = WriteRetry::default();
         loop {
             let now = services
                 .inner
@@ -72,11 +75,15 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
             }
             if last_written.as_ref() != Some(&status) {
                 match services.inner.store.set_status(&key, status.clone()).await {
-                    Ok(_) => last_written = Some(status),
+                    Ok(_) => {
+                        last_written = Some(status);
+                        retry.succeeded();
+                    }
                     // The definition is gone; its cleanup stops this task.
-                    Err(StoreError::NotFound { .. }) => {}
+                    Err(StoreError::NotFound { .. }) => retry.succeeded(),
                     Err(e) => {
-                        tracing::warn!(server = %name, error = %e, "writing the server status failed")
+                        tracing::warn!(server = %name, error = %e, "writing the server status failed");
+                        retry.failed();
                     }
                 }
             }
@@ -84,9 +91,38 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
                 () = stop.cancelled() => break,
                 changed = changes.changed() => if changed.is_err() { break },
                 changed = membership.changed() => if changed.is_err() { break },
+                () = retry.wait() => {}
             }
         }
     });
+}
+
+/// When a failed status write is tried again: after 1 s, doubling up to 30 s, until one
+/// succeeds. A status that could not be written is not left stale until the next change.
+#[derive(Debug, Default)]
+struct WriteRetry {
+    delay: Option<Duration>,
+}
+
+impl WriteRetry {
+    const FIRST: Duration = Duration::from_secs(1);
+    const MAX: Duration = Duration::from_secs(30);
+
+    fn succeeded(&mut self) {
+        self.delay = None;
+    }
+
+    fn failed(&mut self) {
+        self.delay = Some(self.delay.map_or(Self::FIRST, |d| (d * 2).min(Self::MAX)));
+    }
+
+    /// Ends after the delay when a write failed; never otherwise.
+    async fn wait(&self) {
+        match self.delay {
+            Some(delay) => tokio::time::sleep(delay).await,
+            None => std::future::pending().await,
+        }
+    }
 }
 
 /// The reason of the event about a shared tool prefix.
