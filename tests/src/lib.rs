@@ -27,6 +27,7 @@ mod instance;
 pub mod kube_fake;
 pub mod markdown;
 mod mcp;
+pub mod oidc;
 mod process;
 mod wait;
 

@@ -122,8 +122,13 @@ impl Replica {
 
     /// Starts a replica whose `config.yaml` also holds `extra`.
     fn start_with(kubectl: &Kubectl, name: &str, extra: &str) -> Self {
+        Self::start_on(kubectl, name, free_port(), extra, &[])
+    }
+
+    /// Starts a replica on `port` whose `config.yaml` also holds `extra`, with `args` after
+    /// `serve --config-path DIR`.
+    fn start_on(kubectl: &Kubectl, name: &str, port: u16, extra: &str, args: &[&str]) -> Self {
         let dir = tempfile::tempdir().expect("dir");
-        let port = free_port();
         std::fs::write(
             dir.path().join("config.yaml"),
             format!("kubernetes: true\nnamespace: default\naggregator:\n  host: 127.0.0.1\n  port: {port}\n{extra}"),
@@ -133,6 +138,7 @@ impl Replica {
         command
             .args(["serve", "--config-path"])
             .arg(dir.path())
+            .args(args)
             .env("KUBECONFIG", kubectl.kubeconfig())
             .env("POD_NAME", name)
             .env("MUSTER_MCPSERVER_INITIAL_BACKOFF", "1s");
@@ -1066,4 +1072,180 @@ fn ready_follows_the_api_server() {
         200
     );
     assert_eq!(status, 503);
+}
+
+/// Calls `tool` until it answers without error (a session's connection is made on its first
+/// requests); the answer's JSON. On timeout the last answer and `muster`'s log are shown.
+fn call_until_ok(client: &McpClient, tool: &str, muster: &Replica) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        let answer = client.call(tool, json!({}));
+        if let Ok(answer) = &answer
+            && !answer.is_error
+            && let Ok(value) = answer.json()
+        {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{tool} never answered: {:?}\nlog:\n{}",
+            answer.map(|a| a.text().to_owned()),
+            muster.process.log()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn token_exchange_servers_get_the_callers_token_exchanged_at_the_remote_provider() {
+    use muster_tests::oidc::{ExchangeIdp, ExchangeOptions, Upstream, UpstreamOptions};
+
+    let (_server, kubectl) = cluster();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let upstream = Upstream::start(&UpstreamOptions {
+        idp_port: free_port(),
+        mint_port: free_port(),
+        mcp_port: 0,
+        client_id: "muster",
+        client_secret: "upstream-client-secret-5f2c9a",
+        redirect_uri: &format!("{base}/oauth/callback"),
+        user: "alice",
+    })
+    .expect("the upstream provider starts");
+    let remote = ExchangeIdp::start(&ExchangeOptions {
+        dir: kubectl.dir(),
+        client_id: "muster-remote",
+        client_secret: "exchange-client-s3cret-77a1",
+        connector_id: "local-dex",
+        trusted_issuer: &upstream.minter,
+        trusted_jwks: &format!("{}/jwks", upstream.minter),
+        token_ttl: 33,
+        required_audience: Some("kubernetes"),
+    })
+    .expect("the remote provider starts");
+    let oauth = json!({"server": {
+        "enabled": true,
+        "baseUrl": base,
+        "dex": {"issuerUrl": upstream.issuer, "clientId": "muster", "clientSecret": "upstream-client-secret-5f2c9a"},
+        "trustedIssuers": [{"issuer": upstream.minter, "jwksUrl": format!("{}/jwks", upstream.minter), "allowPrivateIPJWKS": true}],
+    }});
+    let ca = remote.certificate.display().to_string();
+    let muster = Replica::start_on(
+        &kubectl,
+        "muster-0",
+        port,
+        &format!(
+            "  oauth: {oauth}\nsecretBinding:\n  admissionPolicyBinding: muster-mcpserver-secret-references\n"
+        ),
+        &["--extra-ca-file", &ca],
+    );
+    apply(&kubectl, POLICY);
+    apply(
+        &kubectl,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: remote-dex-client\n  namespace: default\nstringData:\n  client-id: muster-remote\n  client-secret: exchange-client-s3cret-77a1\n",
+    );
+    apply(
+        &kubectl,
+        &format!(
+            "apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: remote\n  namespace: default\nspec:\n  type: streamable-http\n  url: {}\n  autoStart: true\n  auth:\n    requiredAudiences: [kubernetes]\n    tokenExchange:\n      enabled: true\n      dexTokenEndpoint: {}\n      connectorId: local-dex\n      clientCredentialsSecretRef:\n        name: remote-dex-client\n",
+            remote.mcp, remote.token_endpoint
+        ),
+    );
+    let session = |token: &str| {
+        let header = format!("Bearer {token}");
+        McpClient::connect_with_headers(&format!("{base}/mcp"), &[("authorization", &header)])
+            .expect("an MCP session with a bearer")
+    };
+    let mut seen = vec!["exchange-client-s3cret-77a1".to_owned()];
+
+    // A caller with a trusted issuer's token: the server sees the remote provider's token
+    // for that subject, with the required audience; the exchange is made once and kept.
+    let bob_token = upstream.mint(json!({"sub": "bob", "aud": base, "email": "bob@example.com"}));
+    seen.push(bob_token.clone());
+    let bob = session(&bob_token);
+    let who = call_until_ok(&bob, "x_remote_whoami", &muster);
+    assert_eq!(who["iss"], remote.issuer.as_str(), "{who}");
+    assert_eq!(who["sub"], "bob");
+    assert_eq!(who["aud"], json!(["muster-remote", "kubernetes"]));
+    call_until_ok(&bob, "x_remote_whoami", &muster);
+    let exchanges = remote.exchanges().expect("the exchange count");
+    assert_eq!(exchanges["count"], 1, "{exchanges}");
+
+    // The exchanged token lives 33 s and is renewed 30 s before it expires: after 4 s the
+    // next call exchanges again first.
+    std::thread::sleep(Duration::from_secs(4));
+    call_until_ok(&bob, "x_remote_whoami", &muster);
+    let exchanges = remote.exchanges().expect("the exchange count");
+    assert_eq!(exchanges["count"], 2, "{exchanges}");
+
+    // A caller the remote provider refuses gets no connection, and the reason.
+    let refused_token = upstream.mint(json!({"sub": "refused", "aud": base}));
+    seen.push(refused_token.clone());
+    let mallory = session(&refused_token);
+    let answer = mallory.call("x_remote_whoami", json!({})).expect("a call");
+    assert!(answer.is_error, "{}", answer.text());
+    let status = mallory
+        .request("resources/read", json!({"uri": "auth://status"}))
+        .expect("auth://status");
+    let status = status["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(status.contains("\"sso_attempt_failed\": true"), "{status}");
+    assert!(
+        status.contains("\"token_exchange_enabled\": true"),
+        "{status}"
+    );
+
+    // An endpoint failing for everyone is reported as such.
+    remote.fail_next("server_error", 503).expect("fail-next");
+    let carol_token = upstream.mint(json!({"sub": "carol", "aud": base}));
+    seen.push(carol_token.clone());
+    let carol = session(&carol_token);
+    assert!(
+        carol
+            .call("x_remote_whoami", json!({}))
+            .expect("a call")
+            .is_error
+    );
+
+    let auditor = session(&upstream.mint(json!({"sub": "auditor", "aud": base})));
+    let events = auditor
+        .call("core_events", json!({}))
+        .expect("core_events")
+        .text()
+        .to_owned();
+    assert!(
+        events.contains(
+            "MCPServer remote: Token successfully exchanged via RFC 8693 for cross-cluster SSO"
+        ),
+        "{events}"
+    );
+    assert!(
+        events.contains("MCPServer remote: RFC 8693 token exchange failed: the identity provider refused the caller's token: invalid_grant"),
+        "{events}"
+    );
+    assert!(events.contains("unreachable: server_error"), "{events}");
+
+    // No token or secret anywhere muster writes.
+    seen.extend(remote.accepted_tokens(kubectl.dir()));
+    let outputs = [
+        ("muster's log", muster.process.log()),
+        ("the events", events),
+        (
+            "the MCPServer",
+            kubectl_ok(&kubectl, &["get", "mcps", "remote", "-o", "yaml"]),
+        ),
+        (
+            "the Kubernetes events",
+            kubectl_ok(&kubectl, &["get", "events", "-o", "yaml"]),
+        ),
+    ];
+    assert!(seen.len() > 4, "the server accepted exchanged tokens");
+    for secret in &seen {
+        for (what, text) in &outputs {
+            assert!(!text.contains(secret.as_str()), "a credential is in {what}");
+        }
+    }
 }

@@ -8,15 +8,14 @@
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader};
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use muster_tests::{ConfigDir, McpClient, MusterConfig, MusterInstance, deps};
+use muster_tests::oidc::{Upstream, UpstreamOptions};
+use muster_tests::{ConfigDir, McpClient, MusterConfig, MusterInstance};
 use reqwest::blocking::{Client, Response};
 use serde_json::{Value, json};
 use sha2::Digest as _;
@@ -41,71 +40,21 @@ fn http() -> Client {
         .unwrap()
 }
 
-/// The fixture process: oidc-provider plus the JWT issuer.
-struct Idp {
-    child: Child,
-    issuer: String,
-    minter: String,
-}
+/// The upstream fixture: oidc-provider plus the JWT issuer (and the token-forwarding MCP
+/// server on `mcp_port`, unless 0).
+type Idp = Upstream;
 
-impl Drop for Idp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Idp {
-    /// Starts the fixture; `mcp_port` (0: none) serves the token-forwarding MCP server.
-    fn start(idp_port: u16, mint_port: u16, mcp_port: u16, redirect_uri: &str) -> Self {
-        let dir = deps::oidc_provider_dir().unwrap();
-        let node = deps::dir().join("node_modules/.bin/node");
-        let node = if node.exists() { node } else { "node".into() };
-        let script = muster_tests::workspace_root().join("tests/fixtures/oidc/upstream.mjs");
-        let mut child = Command::new(node)
-            .arg(script)
-            .env("OIDC_PROVIDER_DIR", dir)
-            .env("IDP_PORT", idp_port.to_string())
-            .env("MINT_PORT", mint_port.to_string())
-            .env("MCP_PORT", mcp_port.to_string())
-            .env("CLIENT_ID", CLIENT_ID)
-            .env("CLIENT_SECRET", CLIENT_SECRET)
-            .env("REDIRECT_URI", redirect_uri)
-            .env("USER_ID", USER)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        // Keeps reading after the first line: the provider may print more, and a closed pipe
-        // would end it.
-        std::thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let _ = tx.send(line);
-            let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        });
-        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap();
-        let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        Self {
-            child,
-            issuer: ready["issuer"].as_str().unwrap().to_owned(),
-            minter: ready["minter"].as_str().unwrap().to_owned(),
-        }
-    }
-
-    fn mint(&self, claims: Value) -> String {
-        let answer: Value = http()
-            .post(format!("{}/mint", self.minter))
-            .json(&json!({ "claims": claims }))
-            .send()
-            .unwrap()
-            .json()
-            .unwrap();
-        answer["token"].as_str().unwrap().to_owned()
-    }
+fn start_idp(idp_port: u16, mint_port: u16, mcp_port: u16, redirect_uri: &str) -> Idp {
+    Upstream::start(&UpstreamOptions {
+        idp_port,
+        mint_port,
+        mcp_port,
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uri,
+        user: USER,
+    })
+    .unwrap()
 }
 
 /// muster with its OAuth server in front of an upstream [`Idp`].
@@ -167,7 +116,7 @@ fn setup_with(extra: Value, forwarding: bool) -> Setup {
         .unwrap()
         .replace("BASE_URL", &base);
     std::fs::write(&config, text).unwrap();
-    let idp = Idp::start(
+    let idp = start_idp(
         idp_port,
         mint_port,
         mcp_port,

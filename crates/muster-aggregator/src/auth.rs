@@ -30,6 +30,7 @@ mod callback;
 mod challenge;
 mod connect;
 mod discovery;
+mod exchange;
 mod forward;
 mod login;
 mod logout;

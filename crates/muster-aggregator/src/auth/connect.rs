@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use muster_core::auth::Grant;
-use muster_core::secret::ExposeSecret;
+use muster_core::secret::{ExposeSecret, Redactor};
 use muster_core::tool::SessionId;
 
 use super::BackendAuth;
 use super::session_token::SessionToken;
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, BearerSource};
 use crate::naming::BackendNaming;
 
 impl BackendAuth {
@@ -32,7 +32,34 @@ impl BackendAuth {
             redactor: std::sync::OnceLock::new(),
             refreshing: tokio::sync::Mutex::new(()),
         });
-        let options = global.options().clone().with_bearer(source.clone());
+        let watched = Arc::clone(&source);
+        let backend = self
+            .connect_pooled(session, global, &grant.issuer, source, |redactor| {
+                redactor.add(grant.access_token.expose_secret());
+                if let Some(refresh) = &grant.refresh_token {
+                    redactor.add(refresh.expose_secret());
+                }
+                let _ = watched.redactor.set(redactor.clone());
+            })
+            .await?;
+        tracing::info!(%server, "session connected with its own sign-in");
+        Ok(backend)
+    }
+
+    /// Connects `session` to the server of `global` authorized by `bearer`, and exposes the
+    /// connection to that session alone, filed under `issuer`. `watch` gets the connection's
+    /// redactor before it connects, for the tokens `bearer` hands out. A connection that
+    /// fails is closed; the one it replaces is stopped.
+    pub(super) async fn connect_pooled(
+        &self,
+        session: &SessionId,
+        global: &Backend,
+        issuer: &str,
+        bearer: Arc<dyn BearerSource>,
+        watch: impl FnOnce(&Redactor),
+    ) -> Result<Backend, BackendError> {
+        let server = muster_core::tool::ToolProvider::name(global).to_owned();
+        let options = global.options().clone().with_bearer(bearer);
         let spec = global.spec().clone();
         let naming = BackendNaming {
             namespace: Some(options.namespace.clone()),
@@ -40,11 +67,7 @@ impl BackendAuth {
             family: spec.family.clone(),
         };
         let backend = Backend::new(server.clone(), spec, options);
-        backend.redactor().add(grant.access_token.expose_secret());
-        if let Some(refresh) = &grant.refresh_token {
-            backend.redactor().add(refresh.expose_secret());
-        }
-        let _ = source.redactor.set(backend.redactor().clone());
+        watch(backend.redactor());
         if let Err(e) = backend.start().await {
             backend.stop().await;
             return Err(e);
@@ -52,11 +75,10 @@ impl BackendAuth {
         for old in self
             .inner
             .pool
-            .insert(session, &server, &grant.issuer, naming, backend.clone())
+            .insert(session, &server, issuer, naming, backend.clone())
         {
             old.stop().await;
         }
-        tracing::info!(%server, "session connected with its own sign-in");
         Ok(backend)
     }
 }

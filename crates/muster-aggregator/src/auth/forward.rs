@@ -18,10 +18,10 @@ use muster_core::secret::{ExposeSecret, Redactor, SecretString};
 use muster_core::tool::{CallerIdentity, SessionId, ToolProvider};
 
 use super::BackendAuth;
+use super::exchange::{self, ExchangeSettings, ExchangedToken};
 use super::login::{LoginOutcome, connected_text};
 use super::settings::forwards_token;
 use crate::backend::{Backend, BackendError, BearerSource, ServiceState};
-use crate::naming::BackendNaming;
 
 /// The issuer recorded for forwarded connections whose token names none.
 const FORWARDED: &str = "forwarded";
@@ -138,7 +138,10 @@ impl BackendAuth {
         let Some(global) = self.inner.services.backend(server) else {
             return Attempt::Settled;
         };
-        if !forwards_token(global.spec()) || self.inner.pool.get(session, server).is_some() {
+        let exchange = ExchangeSettings::of(global.spec());
+        if (exchange.is_none() && !forwards_token(global.spec()))
+            || self.inner.pool.get(session, server).is_some()
+        {
             return Attempt::Settled;
         }
         if self.inner.forwarding.refusal(session, server).is_some() {
@@ -154,23 +157,28 @@ impl BackendAuth {
         let Some(source) = self.current_token(session, token) else {
             return Attempt::NotYet;
         };
-        match self
-            .connect_forwarding(session, caller, &global, source)
-            .await
-        {
-            Ok(_) => {
+        let (outcome, done, failed) = match exchange {
+            Some(settings) => (
+                self.connect_exchanging(session, caller, &global, source, settings)
+                    .await,
+                "MCPServerTokenExchanged",
+                "MCPServerTokenExchangeFailed",
+            ),
+            None => (
+                self.connect_forwarding(session, caller, &global, source)
+                    .await
+                    .map_err(|e| e.to_string()),
+                "MCPServerTokenForwarded",
+                "MCPServerTokenForwardingFailed",
+            ),
+        };
+        match outcome {
+            Ok(_) => self.inner.services.event(server, done, &Details::default()),
+            Err(reason) => {
+                tracing::info!(%server, error = %reason, "the server refused the caller's token");
                 self.inner
                     .services
-                    .event(server, "MCPServerTokenForwarded", &Details::default());
-            }
-            Err(e) => {
-                let reason = e.to_string();
-                tracing::info!(%server, error = %reason, "the server refused the forwarded token");
-                self.inner.services.event(
-                    server,
-                    "MCPServerTokenForwardingFailed",
-                    &Details::error(reason.clone()),
-                );
+                    .event(server, failed, &Details::error(reason.clone()));
                 if let Some(state) = self.inner.forwarding.lock().get_mut(session) {
                     state.refused.insert(server.to_owned(), reason);
                 }
@@ -201,29 +209,77 @@ impl BackendAuth {
         global: &Backend,
         source: Arc<ForwardedToken>,
     ) -> Result<Backend, BackendError> {
-        let server = ToolProvider::name(global).to_owned();
-        let options = global.options().clone().with_bearer(source.clone());
-        let spec = global.spec().clone();
-        let naming = BackendNaming {
-            namespace: Some(options.namespace.clone()),
-            tool_prefix: spec.tool_prefix.clone(),
-            family: spec.family.clone(),
-        };
-        let backend = Backend::new(server.clone(), spec, options);
-        source.watch(backend.redactor().clone());
-        if let Err(e) = backend.start().await {
-            backend.stop().await;
-            return Err(e);
-        }
+        let watched = Arc::clone(&source);
+        self.connect_session_with(session, caller, global, source, move |redactor| {
+            watched.watch(redactor.clone());
+        })
+        .await
+    }
+
+    /// Connects `session` to the server of `global` with the caller's token of `subject`
+    /// exchanged as `settings` say; the first exchange is made before connecting, so its
+    /// failure is the reason given.
+    async fn connect_exchanging(
+        &self,
+        session: &SessionId,
+        caller: &CallerIdentity,
+        global: &Backend,
+        subject: Arc<ForwardedToken>,
+        settings: ExchangeSettings,
+    ) -> Result<Backend, String> {
+        let first_subject = subject.current();
+        let exchanged = exchange::exchange(
+            &self.inner.http,
+            &settings,
+            global.options(),
+            &first_subject,
+        )
+        .await
+        .map_err(|e| {
+            if e.is_shared() {
+                tracing::warn!(
+                    server = %ToolProvider::name(global),
+                    endpoint = %settings.endpoint(),
+                    connector = %settings.connector(),
+                    error = %e,
+                    "the token exchange fails for every caller"
+                );
+            }
+            e.to_string()
+        })?;
+        let source = Arc::new(ExchangedToken::new(
+            subject,
+            settings,
+            global.options().clone(),
+            self.inner.http.clone(),
+            (exchanged, first_subject),
+        ));
+        let watched = Arc::clone(&source);
+        self.connect_session_with(session, caller, global, source, move |redactor| {
+            watched.watch(redactor.clone());
+        })
+        .await
+        .map_err(|e| e.to_string())
+    }
+
+    /// Connects `session` to the server of `global` authorized by `bearer`, filed under the
+    /// caller's issuer; `watch` gets the connection's redactor.
+    async fn connect_session_with(
+        &self,
+        session: &SessionId,
+        caller: &CallerIdentity,
+        global: &Backend,
+        bearer: Arc<dyn BearerSource>,
+        watch: impl FnOnce(&Redactor),
+    ) -> Result<Backend, BackendError> {
         let issuer = caller.issuer.as_deref().unwrap_or(FORWARDED);
-        for old in self
-            .inner
-            .pool
-            .insert(session, &server, issuer, naming, backend.clone())
-        {
-            old.stop().await;
-        }
-        tracing::info!(%server, "session connected with its forwarded token");
+        let backend = self
+            .connect_pooled(session, global, issuer, bearer, watch)
+            .await?;
+        tracing::info!(
+            server = %ToolProvider::name(global),
+            "session connected with the caller's token"
+        );
         Ok(backend)
     }
 
@@ -280,12 +336,21 @@ impl ForwardedToken {
         }
     }
 
-    fn is(&self, token: &SecretString) -> bool {
+    /// Whether `token` is the caller's current token.
+    pub(super) fn is(&self, token: &SecretString) -> bool {
         self.current
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .expose_secret()
             == token.expose_secret()
+    }
+
+    /// The caller's current token.
+    pub(super) fn current(&self) -> SecretString {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn replace(&self, token: SecretString) {
