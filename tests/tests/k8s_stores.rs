@@ -400,18 +400,7 @@ async fn only_the_leader_writes_status_and_a_new_leader_takes_over() {
         "took {:?}",
         started.elapsed()
     );
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let state = mcps_api(&client).get("s").await.unwrap().data["status"]["state"].clone();
-        if state == "Failed" {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the new leader writes its status"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_for_state(&client, "Failed", "the new leader writes its status").await;
     second_task.abort();
 }
 
@@ -514,15 +503,26 @@ async fn a_status_set_while_the_lead_arrives_is_written() {
     held.release.add_permits(1);
     write.await.unwrap().unwrap();
 
+    wait_for_state(
+        &client,
+        "Failed",
+        "the status set as the lead arrived is written",
+    )
+    .await;
+}
+
+/// Waits up to 5 s until the stored status of MCPServer `s` has `state`; fails with `what`.
+async fn wait_for_state(client: &Client, state: &str, what: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
-        let state = mcps_api(&client).get("s").await.unwrap().data["status"]["state"].clone();
-        if state == "Failed" {
-            break;
+        let now =
+            mcps_api(client).get("s").await.expect("the MCPServer").data["status"]["state"].clone();
+        if now == state {
+            return;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "the status set as the lead arrived was never written: {state}"
+            "{what}: the state is still {now}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

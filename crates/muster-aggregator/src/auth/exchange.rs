@@ -28,6 +28,7 @@ use subtle::ConstantTimeEq;
 use tokio::time::Instant;
 
 use super::forward::ForwardedToken;
+use super::token::{ErrorResponse, clip};
 use crate::backend::client_credentials::{TOKEN_EXCHANGE_FIELD, read_client_credentials};
 use crate::backend::{BackendOptions, BearerSource};
 
@@ -145,14 +146,6 @@ struct ExchangeResponse {
     access_token: String,
     #[serde(default)]
     expires_in: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct ErrorResponse {
-    #[serde(default)]
-    error: String,
-    #[serde(default)]
-    error_description: Option<String>,
 }
 
 /// Exchanges `subject` at the endpoint of `settings`; client credentials are read through
@@ -293,11 +286,6 @@ fn check_issuer(token: &str, expected: &str) -> Result<(), ExchangeError> {
             "its issuer {issuer:?} is not the expected {expected:?}"
         )))
     }
-}
-
-/// At most 200 characters of an endpoint's description.
-fn clip(text: &str) -> String {
-    text.chars().take(200).collect()
 }
 
 /// The [`BearerSource`] of a session's connection to a token-exchange server: the caller's

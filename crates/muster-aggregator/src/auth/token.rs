@@ -29,12 +29,15 @@ struct TokenResponse {
     scope: Option<String>,
 }
 
+/// An OAuth error answer (RFC 6749 §5.2).
 #[derive(Deserialize)]
-struct ErrorResponse {
+pub(crate) struct ErrorResponse {
+    /// The error code.
     #[serde(default)]
-    error: String,
+    pub(crate) error: String,
+    /// The server's description.
     #[serde(default)]
-    error_description: Option<String>,
+    pub(crate) error_description: Option<String>,
 }
 
 /// What a grant is filed under and refreshed with.
@@ -160,7 +163,7 @@ async fn request(
 }
 
 /// At most 200 characters of a server-supplied description.
-fn clip(text: &str) -> String {
+pub(crate) fn clip(text: &str) -> String {
     text.chars().take(200).collect()
 }
 
