@@ -385,6 +385,12 @@ fn next_std_chunk(layout: &str) -> (&str, Option<Std>, &str) {
     };
     let mut i = 0;
     while i < b.len() {
+        // Every element starts with an ASCII byte: the inside of a multi-byte character
+        // (literal text of the layout) is skipped, and never sliced.
+        if !layout.is_char_boundary(i) {
+            i += 1;
+            continue;
+        }
         let rest = &layout[i..];
         let hit = |std: Std, len: usize| Some((&layout[..i], Some(std), &layout[i + len..]));
         let found = match b[i] {
