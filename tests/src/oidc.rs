@@ -281,6 +281,19 @@ impl ExchangeIdp {
         Ok(())
     }
 
+    /// `POST /test/revoke-issued`: the MCP server refuses every token issued so far.
+    ///
+    /// # Errors
+    ///
+    /// When the provider does not answer.
+    pub fn revoke_issued(&self) -> anyhow::Result<()> {
+        self.client()
+            .post(format!("{}/test/revoke-issued", self.issuer))
+            .send()?
+            .error_for_status()?;
+        Ok(())
+    }
+
     /// Every token the MCP server accepted, one per line.
     pub fn accepted_tokens(&self, dir: &Path) -> Vec<String> {
         std::fs::read_to_string(dir.join("exchanged-tokens"))

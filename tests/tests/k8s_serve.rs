@@ -1179,6 +1179,19 @@ fn token_exchange_servers_get_the_callers_token_exchanged_at_the_remote_provider
     let exchanges = remote.exchanges().expect("the exchange count");
     assert_eq!(exchanges["count"], 2, "{exchanges}");
 
+    // The server refuses the exchanged token (401): muster exchanges once more and the call
+    // goes through.
+    remote.revoke_issued().expect("revoke");
+    let answer = bob.call("x_remote_whoami", json!({})).expect("a call");
+    assert!(
+        !answer.is_error,
+        "{}\nlog:\n{}",
+        answer.text(),
+        muster.process.log()
+    );
+    let exchanges = remote.exchanges().expect("the exchange count");
+    assert_eq!(exchanges["count"], 3, "{exchanges}");
+
     // A caller the remote provider refuses gets no connection, and the reason.
     let refused_token = upstream.mint(json!({"sub": "refused", "aud": base}));
     seen.push(refused_token.clone());

@@ -39,10 +39,11 @@ pub(crate) fn tool_error(provider: &str, error: ServiceError) -> ToolError {
             retryable: true,
             source: "the connection to the server closed".into(),
         },
-        other @ ServiceError::TransportSend(_) => ToolError::Backend {
+        // rmcp's wrapper names the transport's Rust type; what failed is inside it.
+        ServiceError::TransportSend(sent) => ToolError::Backend {
             provider: provider.to_owned(),
             retryable: true,
-            source: Box::new(other),
+            source: format!("sending the request failed: {}", sent.error).into(),
         },
         other => ToolError::Backend {
             provider: provider.to_owned(),

@@ -85,7 +85,8 @@ impl SessionSlot {
 /// The streamable-HTTP client rmcp drives for a remote server: reqwest, recording the
 /// session of the requests it sends and, for servers reached with a session's OAuth token,
 /// authorizing every request with the current token of its [`BearerSource`] (a request
-/// answered with 401 is sent once more after the source refreshed the token).
+/// answered with 401, POST, GET or DELETE, is sent once more after the source refreshed the
+/// token).
 #[derive(Clone, Debug)]
 pub(crate) struct SessionTap {
     http: reqwest::Client,
@@ -137,6 +138,37 @@ fn after_handshake(message: &ClientJsonRpcMessage) -> bool {
     )
 }
 
+impl SessionTap {
+    /// Sends one request with the current token; when the server answers 401 and the source
+    /// has a new token, sends it once more with that one. `request` is what `send` takes
+    /// (the message and headers), copied for the second attempt only when a token is sent.
+    async fn send_authorized<A, T, F, Fut>(
+        &self,
+        rmcp_own: Option<String>,
+        request: A,
+        copy: impl FnOnce(&A) -> A,
+        send: F,
+    ) -> Result<T, StreamableHttpError<reqwest::Error>>
+    where
+        F: Fn(A, Option<String>) -> Fut,
+        Fut: Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
+    {
+        let token = self.token().await;
+        let again = token.is_some().then(|| copy(&request));
+        let result = send(request, self.auth_header(token.as_ref(), rmcp_own.clone())).await;
+        if matches!(result, Err(StreamableHttpError::AuthRequired(_)))
+            && let (Some(rejected), Some(source), Some(request)) = (token, &self.bearer, again)
+            && source.refresh(rejected).await
+        {
+            let token = self.token().await;
+            return send(request, self.auth_header(token.as_ref(), rmcp_own)).await;
+        }
+        result
+    }
+}
+
+type Headers = HashMap<HeaderName, HeaderValue>;
+
 impl StreamableHttpClient for SessionTap {
     type Error = reqwest::Error;
 
@@ -146,7 +178,7 @@ impl StreamableHttpClient for SessionTap {
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        custom_headers: Headers,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         self.post_message_with_response_limits(
             uri,
@@ -165,46 +197,29 @@ impl StreamableHttpClient for SessionTap {
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         if after_handshake(&message) {
             self.slot.record(session_id.as_ref(), &custom_headers);
         }
-        let token = self.token().await;
-        let retry = token
-            .is_some()
-            .then(|| (message.clone(), custom_headers.clone(), auth_header.clone()));
-        let mut result = self
-            .http
-            .post_message_with_response_limits(
-                Arc::clone(&uri),
-                message,
-                session_id.clone(),
-                self.auth_header(token.as_ref(), auth_header),
-                custom_headers,
-                limits,
+        let result = self
+            .send_authorized(
+                auth_header,
+                (message, custom_headers),
+                |(m, h)| (m.clone(), h.clone()),
+                |(message, headers), auth| {
+                    self.http.post_message_with_response_limits(
+                        Arc::clone(&uri),
+                        message,
+                        session_id.clone(),
+                        auth,
+                        headers,
+                        limits,
+                    )
+                },
             )
             .await;
-        let unauthorized = matches!(result, Err(StreamableHttpError::AuthRequired(_)));
-        if unauthorized
-            && let (Some(rejected), Some(source)) = (token, &self.bearer)
-            && let Some((message, custom_headers, auth_header)) = retry
-            && source.refresh(rejected).await
-        {
-            let token = self.token().await;
-            result = self
-                .http
-                .post_message_with_response_limits(
-                    uri,
-                    message,
-                    session_id.clone(),
-                    self.auth_header(token.as_ref(), auth_header),
-                    custom_headers,
-                    limits,
-                )
-                .await;
-        }
         if let (Err(StreamableHttpError::SessionExpired), Some(expired)) = (&result, &session_id) {
             self.slot.forget(expired);
         }
@@ -216,18 +231,19 @@ impl StreamableHttpClient for SessionTap {
         uri: Arc<str>,
         session_id: Arc<str>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        custom_headers: Headers,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
         self.slot.forget(&session_id);
-        let token = self.token().await;
-        self.http
-            .delete_session(
-                uri,
-                session_id,
-                self.auth_header(token.as_ref(), auth_header),
-                custom_headers,
-            )
-            .await
+        self.send_authorized(
+            auth_header,
+            custom_headers,
+            Clone::clone,
+            |headers, auth| {
+                self.http
+                    .delete_session(Arc::clone(&uri), Arc::clone(&session_id), auth, headers)
+            },
+        )
+        .await
     }
 
     async fn get_stream(
@@ -236,18 +252,23 @@ impl StreamableHttpClient for SessionTap {
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        custom_headers: Headers,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        let token = self.token().await;
-        self.http
-            .get_stream(
-                uri,
-                session_id,
-                last_event_id,
-                self.auth_header(token.as_ref(), auth_header),
-                custom_headers,
-            )
-            .await
+        self.send_authorized(
+            auth_header,
+            custom_headers,
+            Clone::clone,
+            |headers, auth| {
+                self.http.get_stream(
+                    Arc::clone(&uri),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    auth,
+                    headers,
+                )
+            },
+        )
+        .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -256,20 +277,25 @@ impl StreamableHttpClient for SessionTap {
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
         auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
+        custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
-        let token = self.token().await;
-        self.http
-            .get_stream_with_max_sse_event_size(
-                uri,
-                session_id,
-                last_event_id,
-                self.auth_header(token.as_ref(), auth_header),
-                custom_headers,
-                max_sse_event_size,
-            )
-            .await
+        self.send_authorized(
+            auth_header,
+            custom_headers,
+            Clone::clone,
+            |headers, auth| {
+                self.http.get_stream_with_max_sse_event_size(
+                    Arc::clone(&uri),
+                    session_id.clone(),
+                    last_event_id.clone(),
+                    auth,
+                    headers,
+                    max_sse_event_size,
+                )
+            },
+        )
+        .await
     }
 }
 
