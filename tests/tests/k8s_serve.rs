@@ -1152,6 +1152,10 @@ fn token_exchange_servers_get_the_callers_token_exchanged_at_the_remote_provider
             remote.mcp, remote.token_endpoint
         ),
     );
+    // muster's own, token-less connection finds the server protected: it waits for a session.
+    wait_until("Awaiting Session", Duration::from_secs(40), || {
+        (state(&kubectl, "remote") == "Awaiting Session").then_some(())
+    });
     let session = |token: &str| {
         let header = format!("Bearer {token}");
         McpClient::connect_with_headers(&format!("{base}/mcp"), &[("authorization", &header)])
@@ -1171,6 +1175,9 @@ fn token_exchange_servers_get_the_callers_token_exchanged_at_the_remote_provider
     call_until_ok(&bob, "x_remote_whoami", &muster);
     let exchanges = remote.exchanges().expect("the exchange count");
     assert_eq!(exchanges["count"], 1, "{exchanges}");
+    wait_until("Connected with a session", Duration::from_secs(20), || {
+        (state(&kubectl, "remote") == "Connected").then_some(())
+    });
 
     // The exchanged token lives 33 s and is renewed 30 s before it expires: after 4 s the
     // next call exchanges again first.

@@ -24,6 +24,7 @@
 //! to the connection's [`Redactor`](muster_core::secret::Redactor), so no error shows one.
 //!
 //! [`PendingSignIn`]: muster_core::auth::PendingSignIn
+//! [`Registry`]: crate::registry::Registry
 //! [`Grant`]: muster_core::auth::Grant
 
 mod callback;
@@ -60,7 +61,6 @@ pub use settings::{ClientSettings, START_PATH};
 pub use status::SessionServerStatus;
 pub use tools::{AuthTools, LOGIN_TOOL, LOGOUT_TOOL};
 
-use crate::registry::Registry;
 use crate::services::Services;
 
 /// The URI of the resource that tells a session which servers it is signed in to.
@@ -129,10 +129,9 @@ impl BackendAuth {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| BuildError(e.to_string()))?;
-        let registry: Registry = services.registry().clone();
         let auth = Self {
             inner: Arc::new(Inner {
-                pool: pool::Pool::new(registry, settings.max_connections),
+                pool: pool::Pool::new(services.clone(), settings.max_connections),
                 limiter: rate::RateLimiter::new(settings.sign_ins_per_minute),
                 forwarding: forward::Forwarding::default(),
                 settings,

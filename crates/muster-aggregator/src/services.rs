@@ -4,6 +4,7 @@
 
 mod control;
 pub mod metrics;
+mod per_session;
 mod reconcile;
 mod sync;
 
@@ -55,7 +56,13 @@ struct Inner {
     backends: Mutex<BTreeMap<String, Running>>,
     /// Changes whenever a service is created or removed (prefix collisions may change).
     membership: tokio::sync::watch::Sender<u64>,
+    /// How many sessions hold a connection of their own to each server (sign-ins, token
+    /// forwarding and exchange), as the sign-in pool last reported.
+    session_connections: tokio::sync::watch::Sender<SessionConnections>,
 }
+
+/// How many sessions hold a connection of their own to each server, by server name.
+pub type SessionConnections = Arc<BTreeMap<String, usize>>;
 
 /// A backend with the bookkeeping its definition needs.
 #[derive(Debug, Clone)]
@@ -126,8 +133,22 @@ impl Services {
                 aggregator: AggregatorEndpoint::default(),
                 backends: Mutex::default(),
                 membership: tokio::sync::watch::Sender::new(0),
+                session_connections: tokio::sync::watch::Sender::new(Arc::default()),
             },
         }
+    }
+
+    /// Records how many sessions hold a connection of their own to each server (the
+    /// sign-in pool reports it); a server served per session shows `Connected` while one
+    /// does and `Awaiting Session` otherwise.
+    pub fn report_session_connections(&self, counts: BTreeMap<String, usize>) {
+        self.inner.session_connections.send_if_modified(|current| {
+            if **current == counts {
+                return false;
+            }
+            *current = Arc::new(counts);
+            true
+        });
     }
 
     /// The registry the backends are registered with.

@@ -16,6 +16,7 @@ use tower::util::BoxCloneSyncService;
 use crate::backend::Backend;
 use crate::naming::BackendNaming;
 use crate::registry::Registry;
+use crate::services::Services;
 
 /// One session's connection to one server.
 #[derive(Debug, Clone)]
@@ -29,17 +30,30 @@ pub(crate) struct Pooled {
 #[derive(Debug)]
 pub(crate) struct Pool {
     registry: Registry,
+    services: Services,
     max: usize,
     entries: Mutex<HashMap<(SessionId, String), Pooled>>,
 }
 
 impl Pool {
-    pub(crate) fn new(registry: Registry, max: usize) -> Self {
+    /// A pool registering connections in the registry of `services`, at most `max`, and
+    /// reporting to `services` how many sessions each server has.
+    pub(crate) fn new(services: Services, max: usize) -> Self {
         Self {
-            registry,
+            registry: services.registry().clone(),
+            services,
             max,
             entries: Mutex::default(),
         }
+    }
+
+    /// Tells the services how many connections each server has now.
+    fn report(&self) {
+        let mut counts = std::collections::BTreeMap::new();
+        for (_, server) in self.lock().keys() {
+            *counts.entry(server.clone()).or_insert(0) += 1;
+        }
+        self.services.report_session_connections(counts);
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<(SessionId, String), Pooled>> {
@@ -96,6 +110,7 @@ impl Pool {
         }
         self.registry
             .upsert_session_backend(session, server, naming, Arc::new(provider));
+        self.report();
         out
     }
 
@@ -104,6 +119,7 @@ impl Pool {
         let removed = self.lock().remove(&(session.clone(), server.to_owned()));
         if removed.is_some() {
             self.registry.remove_session_backend(session, server);
+            self.report();
         }
         removed
     }

@@ -101,8 +101,8 @@ fn ready_message(snapshot: &BackendSnapshot, state: McpServerState, reason: &str
         }
         McpServerState::Connected => "muster is connected to the server.".to_owned(),
         McpServerState::AuthRequired => format!(
-            "The server is reachable and requires authentication. This muster cannot sign in \
-             to MCP servers yet: give {} its credentials in spec.headers (e.g. Authorization).",
+            "The server is reachable and requires authentication: each session signs in with \
+             core_auth_login (server {}).",
             snapshot.name
         ),
         McpServerState::AwaitingSession => {

@@ -10,7 +10,7 @@ use muster_core::resource::{Condition, ConditionStatus};
 use muster_core::store::StoreError;
 use tokio_util::sync::CancellationToken;
 
-use super::Services;
+use super::{Services, per_session};
 use muster_core::resource::mcp_server::Health;
 
 use crate::backend::health::PROBE_LOST;
@@ -21,6 +21,7 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
         let key = services.key_of(&name);
         let mut changes = backend.changes();
         let mut membership = services.inner.membership.subscribe();
+        let mut sessions = services.inner.session_connections.subscribe();
         let first = backend.snapshot();
         let mut last_state = first.state;
         let mut last_health = first.health;
@@ -70,6 +71,8 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
                 .backends()
                 .get(&name)
                 .and_then(|r| r.restart_processed);
+            let connected = sessions.borrow_and_update().get(&name).copied();
+            per_session::apply(&mut status, backend.spec(), connected.unwrap_or(0));
             if let Some((message, since)) = &collision {
                 status.conditions.push(prefix_condition(message, *since));
             }
@@ -91,6 +94,7 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
                 () = stop.cancelled() => break,
                 changed = changes.changed() => if changed.is_err() { break },
                 changed = membership.changed() => if changed.is_err() { break },
+                changed = sessions.changed() => if changed.is_err() { break },
                 () = retry.wait() => {}
             }
         }

@@ -64,8 +64,8 @@ fn ready_condition_table() {
             Http,
             ConditionStatus::True,
             "AuthRequired",
-            "The server is reachable and requires authentication. This muster cannot sign in \
-             to MCP servers yet: give kagi its credentials in spec.headers (e.g. Authorization).",
+            "The server is reachable and requires authentication: each session signs in with \
+             core_auth_login (server kagi).",
         ),
         (
             S::Starting,
