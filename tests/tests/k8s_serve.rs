@@ -1229,6 +1229,29 @@ fn token_exchange_servers_get_the_callers_token_exchanged_at_the_remote_provider
             .expect("a call")
             .is_error
     );
+    // ... and fails the server until an exchange succeeds again.
+    wait_until("Failed by the exchange", Duration::from_secs(20), || {
+        (state(&kubectl, "remote") == "Failed").then_some(())
+    });
+    let ready = kubectl_ok(
+        &kubectl,
+        &[
+            "get",
+            "mcps",
+            "remote",
+            "-o",
+            "jsonpath={.status.conditions[0].reason}",
+        ],
+    );
+    assert_eq!(ready, "TokenExchangeEndpoint");
+    assert!(last_error(&kubectl, "remote").contains("unreachable: server_error"));
+    let dave_token = upstream.mint(json!({"sub": "dave", "aud": base}));
+    seen.push(dave_token.clone());
+    let dave = session(&dave_token);
+    call_until_ok(&dave, "x_remote_whoami", &muster);
+    wait_until("Connected again", Duration::from_secs(20), || {
+        (state(&kubectl, "remote") == "Connected").then_some(())
+    });
 
     let auditor = session(&upstream.mint(json!({"sub": "auditor", "aud": base})));
     let events = auditor

@@ -164,6 +164,7 @@ impl BackendAuth {
             backend.stop().await;
         }
         self.inner.forwarding.forget_server(server);
+        self.inner.services.report_exchange_failure(server, None);
         self.inner
             .resources
             .lock()

@@ -59,7 +59,23 @@ struct Inner {
     /// How many sessions hold a connection of their own to each server (sign-ins, token
     /// forwarding and exchange), as the sign-in pool last reported.
     session_connections: tokio::sync::watch::Sender<SessionConnections>,
+    /// The token exchanges that failed for every caller, by server, until one succeeds.
+    exchange_failures: tokio::sync::watch::Sender<ExchangeFailures>,
 }
+
+/// A token exchange that fails for every caller of a server: the `Ready` reason
+/// (`TokenExchangeEndpoint`, `TokenExchangeCredentials`, `TokenExchangeConnector`) and the
+/// error, without credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExchangeFailure {
+    /// The `Ready` condition's reason.
+    pub reason: &'static str,
+    /// What failed.
+    pub error: String,
+}
+
+/// The token exchanges failing for every caller, by server name.
+pub type ExchangeFailures = Arc<BTreeMap<String, ExchangeFailure>>;
 
 /// How many sessions hold a connection of their own to each server, by server name.
 pub type SessionConnections = Arc<BTreeMap<String, usize>>;
@@ -134,6 +150,7 @@ impl Services {
                 backends: Mutex::default(),
                 membership: tokio::sync::watch::Sender::new(0),
                 session_connections: tokio::sync::watch::Sender::new(Arc::default()),
+                exchange_failures: tokio::sync::watch::Sender::new(Arc::default()),
             },
         }
     }
@@ -147,6 +164,24 @@ impl Services {
                 return false;
             }
             *current = Arc::new(counts);
+            true
+        });
+    }
+
+    /// Records that the token exchange of `server` fails for every caller (`Some`), or
+    /// works again (`None`: an exchange succeeded, the server restarted or changed). A
+    /// server served per session is `Failed` while such a failure stands.
+    pub fn report_exchange_failure(&self, server: &str, failure: Option<ExchangeFailure>) {
+        self.inner.exchange_failures.send_if_modified(|current| {
+            if current.get(server) == failure.as_ref() {
+                return false;
+            }
+            let mut next = (**current).clone();
+            match failure {
+                Some(f) => next.insert(server.to_owned(), f),
+                None => next.remove(server),
+            };
+            *current = Arc::new(next);
             true
         });
     }

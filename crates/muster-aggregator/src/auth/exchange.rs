@@ -119,10 +119,15 @@ pub(crate) enum ExchangeError {
 }
 
 impl ExchangeError {
-    /// Whether every caller's exchange fails this way (the endpoint, the client, the
-    /// connector), rather than this caller's token.
-    pub(crate) fn is_shared(&self) -> bool {
-        !matches!(self, Self::Subject(_))
+    /// The `Ready` reason of a server whose exchange fails this way for every caller (the
+    /// endpoint, the client, the connector); `None` for a failure of the caller's own token.
+    pub(crate) fn ready_reason(&self) -> Option<&'static str> {
+        match self {
+            Self::Subject(_) => None,
+            Self::Credentials(_) => Some("TokenExchangeCredentials"),
+            Self::Connector { .. } => Some("TokenExchangeConnector"),
+            Self::Endpoint { .. } | Self::Token(_) => Some("TokenExchangeEndpoint"),
+        }
     }
 }
 
@@ -470,8 +475,12 @@ mod tests {
             subject.to_string(),
             "the identity provider refused the caller's token: invalid_grant: expired"
         );
-        assert!(!subject.is_shared());
-        assert!(class(503, "").is_shared());
+        assert_eq!(subject.ready_reason(), None);
+        assert_eq!(class(503, "").ready_reason(), Some("TokenExchangeEndpoint"));
+        assert_eq!(
+            class(401, r#"{"error":"invalid_client"}"#).ready_reason(),
+            Some("TokenExchangeCredentials")
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ use super::exchange::{self, ExchangeSettings, ExchangedToken};
 use super::login::{LoginOutcome, connected_text};
 use super::settings::forwards_token;
 use crate::backend::{Backend, BackendError, BearerSource, ServiceState};
+use crate::services::ExchangeFailure;
 
 /// The issuer recorded for forwarded connections whose token names none.
 const FORWARDED: &str = "forwarded";
@@ -236,7 +237,7 @@ impl BackendAuth {
         )
         .await
         .map_err(|e| {
-            if e.is_shared() {
+            if let Some(reason) = e.ready_reason() {
                 tracing::warn!(
                     server = %ToolProvider::name(global),
                     endpoint = %settings.endpoint(),
@@ -244,9 +245,19 @@ impl BackendAuth {
                     error = %e,
                     "the token exchange fails for every caller"
                 );
+                self.inner.services.report_exchange_failure(
+                    ToolProvider::name(global),
+                    Some(ExchangeFailure {
+                        reason,
+                        error: format!("token exchange failed: {e}"),
+                    }),
+                );
             }
             e.to_string()
         })?;
+        self.inner
+            .services
+            .report_exchange_failure(ToolProvider::name(global), None);
         let source = Arc::new(ExchangedToken::new(
             subject,
             settings,

@@ -4,6 +4,8 @@
 //! its own and `Connected` while one does (the CRD reference's state table).
 
 use muster_core::resource::ConditionStatus;
+
+use super::ExchangeFailure;
 use muster_core::resource::mcp_server::{
     McpServerAuth, McpServerSpec, McpServerState, McpServerStatus,
 };
@@ -17,9 +19,25 @@ pub(super) fn is_per_session(spec: &McpServerSpec) -> bool {
 }
 
 /// Rewrites `status` of the per-session server `spec` (a reachable server that asks for
-/// authentication) for `sessions` connected sessions; other states stay as they are.
-pub(super) fn apply(status: &mut McpServerStatus, spec: &McpServerSpec, sessions: usize) {
+/// authentication) for `sessions` connected sessions, or to `Failed` while its token
+/// exchange fails for every caller (`broken`); other states stay as they are.
+pub(super) fn apply(
+    status: &mut McpServerStatus,
+    spec: &McpServerSpec,
+    sessions: usize,
+    broken: Option<&ExchangeFailure>,
+) {
     if status.state != Some(McpServerState::AuthRequired) || !is_per_session(spec) {
+        return;
+    }
+    if let Some(failure) = broken {
+        status.state = Some(McpServerState::Failed);
+        status.last_error = Some(failure.error.clone());
+        if let Some(ready) = status.conditions.first_mut() {
+            ready.status = ConditionStatus::False;
+            failure.reason.clone_into(&mut ready.reason);
+            ready.message = format!("{}.", failure.error.trim_end_matches('.'));
+        }
         return;
     }
     let (state, message) = if sessions > 0 {
@@ -103,7 +121,7 @@ mod tests {
             "connectorId": "local-dex",
         }}));
         let mut status = status_of(ServiceState::AuthRequired);
-        apply(&mut status, &exchange, 0);
+        apply(&mut status, &exchange, 0, None);
         assert_eq!(status.state, Some(McpServerState::AwaitingSession));
         let ready = &status.conditions[0];
         assert_eq!(
@@ -122,6 +140,7 @@ mod tests {
             &mut status,
             &spec(serde_json::json!({"forwardToken": true})),
             2,
+            None,
         );
         assert_eq!(status.state, Some(McpServerState::Connected));
         assert_eq!(
@@ -132,13 +151,47 @@ mod tests {
     }
 
     #[test]
+    fn an_exchange_broken_for_every_caller_fails_the_server() {
+        let exchange = spec(serde_json::json!({"tokenExchange": {
+            "enabled": true,
+            "dexTokenEndpoint": "https://dex.remote.example/token",
+            "connectorId": "local-dex",
+        }}));
+        let broken = ExchangeFailure {
+            reason: "TokenExchangeCredentials",
+            error: "client credentials: invalid_client".to_owned(),
+        };
+        let mut status = status_of(ServiceState::AuthRequired);
+        apply(&mut status, &exchange, 3, Some(&broken));
+        assert_eq!(status.state, Some(McpServerState::Failed));
+        assert_eq!(
+            status.last_error.as_deref(),
+            Some("client credentials: invalid_client")
+        );
+        let ready = &status.conditions[0];
+        assert_eq!(
+            (ready.status, ready.reason.as_str(), ready.message.as_str()),
+            (
+                ConditionStatus::False,
+                "TokenExchangeCredentials",
+                "client credentials: invalid_client."
+            )
+        );
+    }
+
+    #[test]
     fn other_states_and_servers_signed_in_to_are_left_alone() {
         let forwarding = spec(serde_json::json!({"forwardToken": true}));
         let mut failed = status_of(ServiceState::Failed);
-        apply(&mut failed, &forwarding, 1);
+        apply(&mut failed, &forwarding, 1, None);
         assert_eq!(failed.state, Some(McpServerState::Failed));
         let mut oauth = status_of(ServiceState::AuthRequired);
-        apply(&mut oauth, &spec(serde_json::json!({"type": "oauth"})), 1);
+        apply(
+            &mut oauth,
+            &spec(serde_json::json!({"type": "oauth"})),
+            1,
+            None,
+        );
         assert_eq!(oauth.state, Some(McpServerState::AuthRequired));
     }
 }

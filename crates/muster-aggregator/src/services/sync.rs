@@ -22,6 +22,7 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
         let mut changes = backend.changes();
         let mut membership = services.inner.membership.subscribe();
         let mut sessions = services.inner.session_connections.subscribe();
+        let mut exchanges = services.inner.exchange_failures.subscribe();
         let first = backend.snapshot();
         let mut last_state = first.state;
         let mut last_health = first.health;
@@ -72,7 +73,13 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
                 .get(&name)
                 .and_then(|r| r.restart_processed);
             let connected = sessions.borrow_and_update().get(&name).copied();
-            per_session::apply(&mut status, backend.spec(), connected.unwrap_or(0));
+            let broken = exchanges.borrow_and_update().get(&name).cloned();
+            per_session::apply(
+                &mut status,
+                backend.spec(),
+                connected.unwrap_or(0),
+                broken.as_ref(),
+            );
             if let Some((message, since)) = &collision {
                 status.conditions.push(prefix_condition(message, *since));
             }
@@ -95,6 +102,7 @@ pub(super) fn spawn(services: Services, name: String, backend: Backend, stop: Ca
                 changed = changes.changed() => if changed.is_err() { break },
                 changed = membership.changed() => if changed.is_err() { break },
                 changed = sessions.changed() => if changed.is_err() { break },
+                changed = exchanges.changed() => if changed.is_err() { break },
                 () = retry.wait() => {}
             }
         }
