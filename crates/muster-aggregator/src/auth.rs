@@ -28,6 +28,7 @@
 //! [`Grant`]: muster_core::auth::Grant
 
 mod callback;
+mod caller_token;
 mod challenge;
 mod connect;
 mod discovery;

@@ -27,7 +27,7 @@ use serde::Deserialize;
 use subtle::ConstantTimeEq;
 use tokio::time::Instant;
 
-use super::forward::ForwardedToken;
+use super::caller_token::ForwardedToken;
 use super::token::{ErrorResponse, clip};
 use crate::backend::client_credentials::{TOKEN_EXCHANGE_FIELD, read_client_credentials};
 use crate::backend::{BackendOptions, BearerSource};

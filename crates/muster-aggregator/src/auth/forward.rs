@@ -12,12 +12,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::future::BoxFuture;
 use muster_core::event::message::Details;
-use muster_core::secret::{ExposeSecret, Redactor, SecretString};
+use muster_core::secret::{Redactor, SecretString};
 use muster_core::tool::{CallerIdentity, SessionId, ToolProvider};
 
 use super::BackendAuth;
+use super::caller_token::ForwardedToken;
 use super::exchange::{self, ExchangeSettings, ExchangedToken};
 use super::login::{LoginOutcome, connected_text};
 use super::settings::forwards_token;
@@ -329,80 +329,4 @@ enum Attempt {
     Settled,
     /// The server is still starting: try again on a later request.
     NotYet,
-}
-
-/// The caller's token, as the [`BearerSource`] of a session's forwarding connections.
-#[derive(Debug)]
-pub(crate) struct ForwardedToken {
-    current: Mutex<SecretString>,
-    /// The redactors of the connections using it: each new token is added to them.
-    redactors: Mutex<Vec<Redactor>>,
-}
-
-impl ForwardedToken {
-    fn new(token: SecretString) -> Self {
-        Self {
-            current: Mutex::new(token),
-            redactors: Mutex::default(),
-        }
-    }
-
-    /// Whether `token` is the caller's current token.
-    pub(super) fn is(&self, token: &SecretString) -> bool {
-        self.current
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .expose_secret()
-            == token.expose_secret()
-    }
-
-    /// The caller's current token.
-    pub(super) fn current(&self) -> SecretString {
-        self.current
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn replace(&self, token: SecretString) {
-        for redactor in self
-            .redactors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
-            redactor.add(token.expose_secret());
-        }
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = token;
-    }
-
-    fn watch(&self, redactor: Redactor) {
-        redactor.add(
-            self.current
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .expose_secret(),
-        );
-        self.redactors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(redactor);
-    }
-}
-
-impl BearerSource for ForwardedToken {
-    fn token(&self) -> BoxFuture<'_, Option<SecretString>> {
-        let token = self
-            .current
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        Box::pin(async move { Some(token) })
-    }
-
-    fn refresh(&self, rejected: SecretString) -> BoxFuture<'_, bool> {
-        // Only the caller can bring a new token; one already replaced is worth a retry.
-        let fresh = !self.is(&rejected);
-        Box::pin(async move { fresh })
-    }
 }
