@@ -352,8 +352,10 @@ fn variables_read() -> BTreeMap<String, String> {
     }
     let mut found = BTreeMap::new();
     for file in files {
-        // Unit-test files: `tests.rs` and everything under a `tests/` module directory.
-        if file.components().any(|c| c.as_os_str() == "tests")
+        // Unit-test files: `tests.rs` and everything under a `tests/` module directory (of
+        // the crate's source: the checkout itself may live in a directory named `tests`).
+        let relative = file.strip_prefix(workspace_root()).unwrap_or(&file);
+        if relative.components().any(|c| c.as_os_str() == "tests")
             || file.file_name().is_some_and(|n| n == "tests.rs")
         {
             continue;
