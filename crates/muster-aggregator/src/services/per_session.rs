@@ -1,7 +1,12 @@
 //! The state of a server served per session (`auth.forwardToken`, `auth.tokenExchange`):
 //! muster's own, token-less connection only establishes that the endpoint answers, so a
-//! server it finds protected is `Awaiting Session` while no session holds a connection of
-//! its own and `Connected` while one does (the CRD reference's state table).
+//! server it finds protected is `Connected` while a session holds a connection of its own,
+//! and `Failed` while its token exchange fails for every caller.
+//!
+//! While no session is connected it stays `Auth Required`, as in the original muster. The
+//! CRD reference's `Awaiting Session` for that case is not written yet: clients of the
+//! original (its acceptance runner among them) count only `Running`, `Connected` and
+//! `Auth Required` as ready, and would take such a server for one that is not.
 
 use muster_core::resource::ConditionStatus;
 
@@ -55,7 +60,7 @@ pub(super) fn apply(
         )
     } else {
         (
-            McpServerState::AwaitingSession,
+            McpServerState::AuthRequired,
             format!(
                 "The server is reachable and served per session with the caller's own identity \
                  ({}); no session is connected.",
@@ -114,7 +119,7 @@ mod tests {
     }
 
     #[test]
-    fn a_protected_per_session_server_awaits_a_session_then_is_connected() {
+    fn a_protected_per_session_server_waits_for_a_session_then_is_connected() {
         let exchange = spec(serde_json::json!({"tokenExchange": {
             "enabled": true,
             "dexTokenEndpoint": "https://dex.remote.example/token",
@@ -122,11 +127,11 @@ mod tests {
         }}));
         let mut status = status_of(ServiceState::AuthRequired);
         apply(&mut status, &exchange, 0, None);
-        assert_eq!(status.state, Some(McpServerState::AwaitingSession));
+        assert_eq!(status.state, Some(McpServerState::AuthRequired));
         let ready = &status.conditions[0];
         assert_eq!(
             (ready.status, ready.reason.as_str()),
-            (ConditionStatus::True, "AwaitingSession")
+            (ConditionStatus::True, "AuthRequired")
         );
         assert_eq!(
             ready.message,
