@@ -77,8 +77,14 @@ struct Inner<K: Kind> {
     ready: Vec<watch::Receiver<bool>>,
     leadership: Option<Leadership>,
     write_rule: Option<WriteRule<K>>,
-    /// Statuses computed while another replica led, written when this one takes the lead.
-    pending: Mutex<HashMap<ObjectKey, K::Status>>,
+    /// Statuses computed while another replica led, written when this one takes the lead,
+    /// each with the sequence number of its `set_status` call.
+    pending: Mutex<HashMap<ObjectKey, (u64, K::Status)>>,
+    /// The sequence number of the newest `set_status` call of each object: a write that is
+    /// no longer the newest gives up, so an older status never overwrites a newer one.
+    newest: Mutex<HashMap<ObjectKey, u64>>,
+    /// The next sequence number.
+    sequence: std::sync::atomic::AtomicU64,
 }
 
 impl<K: Kind> fmt::Debug for KubeStore<K> {
@@ -169,6 +175,8 @@ impl<K: Kind> KubeStoreBuilder<K> {
                 leadership: self.leadership.clone(),
                 write_rule: self.write_rule,
                 pending: Mutex::default(),
+                newest: Mutex::default(),
+                sequence: std::sync::atomic::AtomicU64::new(0),
             }),
         };
         if let Some(leadership) = self.leadership {
@@ -226,15 +234,15 @@ impl<K: Kind> KubeStore<K> {
             if !leads {
                 continue;
             }
-            let pending: Vec<(ObjectKey, K::Status)> = self
+            let pending: Vec<(ObjectKey, (u64, K::Status))> = self
                 .inner
                 .pending
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .drain()
                 .collect();
-            for (key, status) in pending {
-                match self.set_status(&key, status).await {
+            for (key, (sequence, status)) in pending {
+                match self.write_status(&key, status, sequence).await {
                     Ok(_) | Err(StoreError::NotFound { .. }) => {}
                     Err(e) => tracing::warn!(object = %key, error = %e, "writing a status failed"),
                 }
@@ -248,7 +256,7 @@ impl<K: Kind> KubeStore<K> {
     /// The status is held first and leadership checked after: a lead taken meanwhile either
     /// is seen here (and this call writes) or flushes after the hold, so a status is never
     /// left unwritten by a replica that leads.
-    fn writes_or_holds(&self, key: &ObjectKey, status: &K::Status) -> bool {
+    fn writes_or_holds(&self, key: &ObjectKey, status: &K::Status, sequence: u64) -> bool {
         let Some(leadership) = &self.inner.leadership else {
             return true;
         };
@@ -260,13 +268,68 @@ impl<K: Kind> KubeStore<K> {
             .pending
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        pending.insert(key.clone(), status.clone());
+        pending.insert(key.clone(), (sequence, status.clone()));
         if !leadership.is_leader() {
             return false;
         }
         // The lead came meanwhile: written here, so no stale copy is flushed later.
         pending.remove(key);
         true
+    }
+
+    /// Whether the `set_status` call numbered `sequence` is still the newest for `key`.
+    fn is_newest(&self, key: &ObjectKey, sequence: u64) -> bool {
+        self.inner
+            .newest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .is_none_or(|newest| *newest == sequence)
+    }
+
+    /// Writes `status` of `key` for the `set_status` call numbered `sequence`, with
+    /// optimistic concurrency; gives up (answering the object as it is) once a newer call
+    /// for the same object was made, so the newest status is the one that stays.
+    async fn write_status(
+        &self,
+        key: &ObjectKey,
+        status: K::Status,
+        sequence: u64,
+    ) -> Result<Object<K>, StoreError> {
+        for _ in 0..CONFLICT_RETRIES {
+            let Some(mut current) = self.get_dynamic(key).await? else {
+                return Err(StoreError::not_found(K::KIND, key));
+            };
+            if !self.is_newest(key, sequence) || !self.writes_or_holds(key, &status, sequence) {
+                return to_object(&current);
+            }
+            let value = status::with_observed_generation(&status, current.metadata.generation)
+                .map_err(|e| StoreError::Codec {
+                    message: format!("{} {key} status: {e}", K::KIND),
+                })?;
+            if current.data.get("status") == Some(&value) {
+                return to_object(&current);
+            }
+            if let Some(data) = current.data.as_object_mut() {
+                data.insert("status".into(), value);
+            }
+            match self
+                .api_in(&key.namespace)
+                .replace_status(&key.name, &PostParams::default(), &current)
+                .await
+            {
+                Ok(written) => return to_object(&written),
+                Err(e) => match store_error::<K>(key, e) {
+                    StoreError::Conflict { .. } => {}
+                    other => return Err(other),
+                },
+            }
+        }
+        Err(StoreError::Conflict {
+            key: key.to_string(),
+            expected: "any".to_owned(),
+            found: format!("a new version on each of {CONFLICT_RETRIES} attempts"),
+        })
     }
 
     /// The API of the store's kind in muster's namespace.
@@ -502,6 +565,11 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
             .await
             .map_err(|e| store_error::<K>(key, e))?;
         self.await_reflected(key, None).await;
+        self.inner
+            .newest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
         to_object(&current)
     }
 
@@ -510,40 +578,16 @@ impl<K: Kind> ResourceStore<K> for KubeStore<K> {
         key: &ObjectKey,
         status: K::Status,
     ) -> Result<Object<K>, StoreError> {
-        for _ in 0..CONFLICT_RETRIES {
-            let Some(mut current) = self.get_dynamic(key).await? else {
-                return Err(StoreError::not_found(K::KIND, key));
-            };
-            if !self.writes_or_holds(key, &status) {
-                return to_object(&current);
-            }
-            let value = status::with_observed_generation(&status, current.metadata.generation)
-                .map_err(|e| StoreError::Codec {
-                    message: format!("{} {key} status: {e}", K::KIND),
-                })?;
-            if current.data.get("status") == Some(&value) {
-                return to_object(&current);
-            }
-            if let Some(data) = current.data.as_object_mut() {
-                data.insert("status".into(), value);
-            }
-            match self
-                .api_in(&key.namespace)
-                .replace_status(&key.name, &PostParams::default(), &current)
-                .await
-            {
-                Ok(written) => return to_object(&written),
-                Err(e) => match store_error::<K>(key, e) {
-                    StoreError::Conflict { .. } => {}
-                    other => return Err(other),
-                },
-            }
-        }
-        Err(StoreError::Conflict {
-            key: key.to_string(),
-            expected: "any".to_owned(),
-            found: format!("a new version on each of {CONFLICT_RETRIES} attempts"),
-        })
+        let sequence = self
+            .inner
+            .sequence
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner
+            .newest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone(), sequence);
+        self.write_status(key, status, sequence).await
     }
 
     fn watch(&self) -> BoxStream<'static, Result<StoreEvent<K>, StoreError>> {
