@@ -204,6 +204,7 @@ fn executions_are_listed_and_read_whole_without_steps_or_by_step() {
     let muster = dir.start().unwrap();
     let client = muster.client().unwrap();
     ok(&client, "core_workflow_create", greet("hello"));
+    wait_for_tool(&client, "workflow_greet", true);
     let run = client
         .call("workflow_greet", json!({"who": "bob"}))
         .unwrap();

@@ -454,8 +454,15 @@ where
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_status_set_while_the_lead_arrives_is_written() {
+/// A store that follows until `lead` says otherwise, holding MCPServer `s` (created), over a
+/// client whose GETs of `s` the [`Gate`] can hold back.
+async fn gated_follower() -> (
+    FakeApiServer,
+    Client,
+    Gate,
+    tokio::sync::watch::Sender<bool>,
+    KubeStore<McpServer>,
+) {
     let (server, _) = setup().await;
     let held = Gate {
         path: "/apis/muster.giantswarm.io/v1alpha1/namespaces/default/mcpservers/s",
@@ -482,7 +489,41 @@ async fn a_status_set_while_the_lead_arrives_is_written() {
     store
         .create(remote("s", "https://s.example/mcp"))
         .await
+        .expect("create");
+    (server, client, held, lead, store)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_held_back_never_overwrites_a_newer_one() {
+    let (_server, client, held, lead, store) = gated_follower().await;
+    let key = ObjectKey::new(NS, "s");
+    let status = |state| McpServerStatus {
+        state: Some(state),
+        ..McpServerStatus::default()
+    };
+
+    // Following: the status is held back.
+    store
+        .set_status(&key, status(McpServerState::Connecting))
+        .await
         .unwrap();
+    // The lead arrives; the flush of the held status reads the object and is held there
+    // while a newer status is written.
+    held.armed.store(true, std::sync::atomic::Ordering::Release);
+    lead.send_replace(true);
+    held.holding.notified().await;
+    store
+        .set_status(&key, status(McpServerState::AuthRequired))
+        .await
+        .unwrap();
+    held.release.add_permits(1);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    wait_for_state(&client, "Auth Required", "the newer status stays").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_status_set_while_the_lead_arrives_is_written() {
+    let (_server, client, held, lead, store) = gated_follower().await;
     let key = ObjectKey::new(NS, "s");
 
     // The write reads the object while this replica follows; the lead arrives (and the held
