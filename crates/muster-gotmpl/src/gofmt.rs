@@ -774,9 +774,26 @@ fn shortest_digits(x: f64) -> Digits {
     parse_sci(&format!("{x:e}"))
 }
 
+/// More significant digits than any `f64` has in its exact decimal form (767): asking for
+/// more only adds zeros, which the callers pad. Rust's formatter refuses precisions above
+/// 65 535, which Go's accepts.
+const EXACT_DIGITS: usize = 800;
+
+/// More decimal places than any `f64` has in its exact decimal form (1 074).
+const EXACT_PLACES: usize = 1_100;
+
 /// Digits rounded to `n` significant digits (trailing zeros trimmed, as Go's decimal does).
 fn rounded_digits(x: f64, n: usize) -> Digits {
+    let n = n.min(EXACT_DIGITS);
     parse_sci(&format!("{:.*e}", n.saturating_sub(1), x))
+}
+
+/// `x` with `places` decimal places, as Go's `%.Nf` prints it.
+fn fixed_places(x: f64, places: usize) -> String {
+    let exact = places.min(EXACT_PLACES);
+    let mut s = format!("{x:.exact$}");
+    s.extend(std::iter::repeat_n('0', places - exact));
+    s
 }
 
 fn digits_str(d: &Digits) -> String {
@@ -887,7 +904,7 @@ pub(crate) fn format_float(x: f64, verb: char, prec: Option<usize>) -> String {
                 fmt_f(neg, &d, p)
             }
             Some(p) => {
-                let s = format!("{a:.p$}");
+                let s = fixed_places(a, p);
                 if neg { format!("-{s}") } else { s }
             }
         },
@@ -1000,4 +1017,33 @@ fn format_hex_float(neg: bool, a: f64, prec: Option<usize>, verb: char) -> Strin
     }
     s.push_str(&e.to_string());
     if upper { s.to_uppercase() } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precisions_beyond_rusts_formatter_print_as_go_does() {
+        // Found by the template fuzz target: Rust's formatter panics above 65 535.
+        let e = sprintf("%.70000e", &[Value::Float(0.5)]);
+        assert_eq!(e.len(), "5.".len() + 70_000 + "e-01".len());
+        assert!(
+            e.starts_with("5.000") && e.ends_with("0e-01"),
+            "{}",
+            &e[..20]
+        );
+        let f = sprintf("%.70000f", &[Value::Float(0.5)]);
+        assert_eq!(f.len(), "0.".len() + 70_000);
+        assert!(f.starts_with("0.5000") && f.ends_with('0'));
+        let g = sprintf("%.70000g", &[Value::Float(0.1)]);
+        assert!(
+            g.starts_with("0.1000000000000000055511151231257827"),
+            "{}",
+            &g[..40]
+        );
+        // The exact digits of a tiny value run far past 17.
+        let tiny = sprintf("%.1080f", &[Value::Float(5e-324)]);
+        assert!(tiny.contains("494065645841246544"), "exact digits kept");
+    }
 }
