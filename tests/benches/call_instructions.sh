@@ -10,7 +10,7 @@
 # callgrind with instrumentation off, makes 50 warm-up calls with mcp-load (`call_tool` ->
 # `x_bench_echo`, one session, concurrency 1), switches it on, makes CALLS calls,
 # switches it off and prints muster's instructions per call (all threads). The backend is
-# not counted. MUSTER_CONFIG_EXTRA is appended to the generated config.yaml (top-level
+# not counted (CALLGRIND_KEEP=DIR keeps the dumps for callgrind_annotate). MUSTER_CONFIG_EXTRA is appended to the generated config.yaml (top-level
 # keys, e.g. `observability: {metrics: {enabled: false}}`), to measure what a setting costs. Needs valgrind and the harness binaries (`../shared/perf/run.sh
 # --setup-only` builds them into ~/.cache/muster-perf); PERF_BIN_DIR names another folder.
 set -euo pipefail
@@ -84,3 +84,8 @@ sleep 1
 # The dump holds what was counted while instrumentation was on: its `totals:` line.
 total=$(awk '/^totals:/ { s += $2 } END { print s + 0 }' "$work"/callgrind.out.*)
 echo "muster: $calls proxied calls, $total instructions, $((total / calls)) instructions per call"
+# CALLGRIND_KEEP=DIR keeps the dumps for a profile: callgrind_annotate --inclusive=yes DIR/callgrind.out.*
+if [ -n "${CALLGRIND_KEEP:-}" ]; then
+    mkdir -p "$CALLGRIND_KEEP"
+    cp "$work"/callgrind.out.* "$CALLGRIND_KEEP"/
+fi

@@ -313,9 +313,22 @@ impl Registry {
     /// the tool and is behind a provider's revision.
     fn catalog_for_call(&self, call: &ToolCall) -> Arc<AggregatedCatalog> {
         let catalog = self.snapshot_for(&call.context.session);
-        if catalog.tool(call.name.as_str()).is_some() || !self.inner.catch_up() {
+        self.caught_up(catalog, call)
+    }
+
+    /// `catalog` when it has the tool; otherwise the snapshot after a catch-up. The snapshot
+    /// is read again even when the catch-up found nothing behind: the background rebuild
+    /// may have published the tool between the first read and the catch-up (it marks the
+    /// revisions seen under the same lock).
+    fn caught_up(
+        &self,
+        catalog: Arc<AggregatedCatalog>,
+        call: &ToolCall,
+    ) -> Arc<AggregatedCatalog> {
+        if catalog.tool(call.name.as_str()).is_some() {
             return catalog;
         }
+        self.inner.catch_up();
         self.snapshot_for(&call.context.session)
     }
 
@@ -461,16 +474,15 @@ impl Inner {
             .store(state.sessions.len(), Ordering::Release);
     }
 
-    /// Rebuilds now when a provider published a revision the snapshot does not reflect;
-    /// returns whether it did. Costs one atomic load per provider when nothing is behind.
-    fn catch_up(&self) -> bool {
+    /// Rebuilds now when a provider published a revision the snapshot does not reflect.
+    /// Costs one atomic load per provider when nothing is behind.
+    fn catch_up(&self) {
         let mut state = self.lock();
         let behind = state.backends.values().any(Registered::is_stale)
             || state.cores.iter().any(Registered::is_stale);
         if behind {
             self.rebuild(&mut state);
         }
-        behind
     }
 
     /// Publishes a new snapshot of `state` unless nothing visible changed. Runs with the

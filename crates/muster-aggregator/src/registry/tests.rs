@@ -348,6 +348,24 @@ async fn a_tool_is_callable_as_soon_as_its_provider_published_it() {
 }
 
 #[tokio::test]
+async fn a_call_that_read_the_snapshot_before_a_background_rebuild_finds_the_tool() {
+    // The window of the race: the call read the snapshot, then the background rebuild ran
+    // (marking the provider's revision seen) before the call checked for a catch-up.
+    let registry = Registry::new();
+    let provider = Fixed::new("git", &["status"]);
+    registry.upsert_backend("git", BackendNaming::default(), provider.clone());
+    let call = ToolCall::new("x_git_log", None);
+    let read_before = registry.snapshot_for(&call.context.session);
+    provider.replace(Catalog {
+        tools: vec![tool("status", json!({})), tool("log", json!({}))],
+        ..Catalog::default()
+    });
+    registry.inner.catch_up();
+    let routed = registry.caught_up(read_before, &call);
+    assert!(routed.tool("x_git_log").is_some());
+}
+
+#[tokio::test]
 async fn a_replaced_provider_is_no_longer_watched() {
     let registry = Registry::new();
     let old = Fixed::new("git", &["status"]);
