@@ -47,6 +47,8 @@ mod http;
 mod inner;
 #[cfg(feature = "http-client")]
 mod lean_call;
+#[cfg(feature = "http-client")]
+mod lean_http;
 mod lifecycle;
 #[cfg(feature = "stdio")]
 mod line_limit;

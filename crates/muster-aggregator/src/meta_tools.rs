@@ -132,7 +132,7 @@ impl MetaTools {
     ) -> Option<CallToolResult> {
         let args = arguments.unwrap_or_default();
         if name == "call_tool" {
-            return Some(call_tool::run(self.service.clone(), &args, context).await);
+            return Some(call_tool::run(self.service.clone(), args, context).await);
         }
         let catalog = self.registry.snapshot_for(&context.session);
         Some(match name {

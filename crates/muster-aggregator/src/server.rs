@@ -39,6 +39,7 @@
 
 mod caller;
 mod connections;
+mod front;
 mod handler;
 mod hosts;
 mod http;

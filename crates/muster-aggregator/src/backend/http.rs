@@ -90,6 +90,7 @@ async fn open_inner(
             LeanHop::new(
                 lean_http,
                 remote.url.as_str(),
+                timeout,
                 options.bearer.clone(),
                 slot,
                 options.max_result_bytes,

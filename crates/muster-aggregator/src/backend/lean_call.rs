@@ -17,9 +17,11 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
-use futures::StreamExt;
-use muster_core::secret::ExposeSecret;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
+use muster_core::secret::{ExposeSecret, SecretString};
 use muster_core::tool::{ProgressSink, ProgressUpdate, ToolCall, ToolError};
 use rmcp::model::{
     CallToolResult, ErrorCode, ErrorData, JsonObject, NumberOrString, ProtocolVersion,
@@ -31,11 +33,10 @@ use tokio::sync::Notify;
 
 use super::bearer::BearerSource;
 use super::cancel_guard::CancelGuard;
+use super::lean_http::{LeanClient, Reply};
 use super::session_tap::{SessionHeaders, SessionSlot};
 use super::sse_reply::SseReader;
 
-const ACCEPT: &str = "application/json, text/event-stream";
-const SESSION_HEADER: &str = "mcp-session-id";
 /// The 2026-07-28 standard headers of a request.
 const METHOD_HEADER: &str = "mcp-method";
 const NAME_HEADER: &str = "mcp-name";
@@ -53,8 +54,7 @@ pub(crate) enum Outcome {
 /// The lean hop of one connection.
 #[derive(Debug)]
 pub(crate) struct LeanHop {
-    http: reqwest::Client,
-    uri: reqwest::Url,
+    client: LeanClient,
     bearer: Option<Arc<dyn BearerSource>>,
     session: SessionSlot,
     max_bytes: usize,
@@ -159,10 +159,13 @@ struct Exchange<'a> {
 
 impl LeanHop {
     /// The lean hop of a connection to `uri` whose session `session` records, on a
-    /// connection that negotiated `protocol`.
+    /// connection that negotiated `protocol`; `http` is the backend's client, used where
+    /// hyper's cannot go (TLS, proxies), `connect_timeout` bounds new connections.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         http: reqwest::Client,
         uri: &str,
+        connect_timeout: Duration,
         bearer: Option<Arc<dyn BearerSource>>,
         session: SessionSlot,
         max_bytes: usize,
@@ -182,8 +185,7 @@ impl LeanHop {
             None => return None,
         };
         Some(Self {
-            http,
-            uri: reqwest::Url::parse(uri).ok()?,
+            client: LeanClient::new(http, uri, connect_timeout)?,
             bearer,
             session,
             max_bytes,
@@ -240,24 +242,18 @@ impl LeanHop {
                 return Outcome::Done(Err(ToolError::failed(format!("encoding the call: {e}"))));
             }
         };
-        let mut request = self
-            .http
-            .post(self.uri.clone())
-            .headers((*session.headers).clone())
-            .header(http::header::ACCEPT, ACCEPT)
-            .header(http::header::CONTENT_TYPE, "application/json");
-        if let Some(session_id) = &session.session_id {
-            request = request.header(SESSION_HEADER, &**session_id);
-        }
+        let mut headers = (*session.headers).clone();
         if self.stamp.is_some() {
-            request = request
-                .header(METHOD_HEADER, "tools/call")
-                .header(NAME_HEADER, call.name.as_str());
+            headers.insert(METHOD_HEADER, HeaderValue::from_static("tools/call"));
+            // `session_for` let only plain header values through.
+            if let Ok(name) = HeaderValue::from_str(call.name.as_str()) {
+                headers.insert(NAME_HEADER, name);
+            }
         }
         if let Some(source) = &self.bearer
             && let Some(token) = source.token().await
         {
-            request = request.bearer_auth(token.expose_secret());
+            authorize(&mut headers, &token);
         }
         // From here on the server may be running the call: giving up tells it so.
         let mut guard = CancelGuard::new(peer.clone(), NumberOrString::String(id.as_str().into()));
@@ -274,7 +270,7 @@ impl LeanHop {
                 guard.cancel_now().await;
                 return Outcome::Done(Err(ToolError::Cancelled));
             }
-            outcome = exchange.run(request.body(body)) => outcome,
+            outcome = exchange.run(headers, Bytes::from(body)) => outcome,
         };
         guard.disarm();
         outcome
@@ -290,8 +286,8 @@ impl Exchange<'_> {
         }
     }
 
-    async fn run(&self, request: reqwest::RequestBuilder) -> Outcome {
-        let response = match request.send().await {
+    async fn run(&self, headers: HeaderMap, body: Bytes) -> Outcome {
+        let response = match self.hop.client.post(headers, body).await {
             Ok(response) => response,
             Err(e) => {
                 return Outcome::Done(Err(
@@ -299,8 +295,8 @@ impl Exchange<'_> {
                 ));
             }
         };
-        let status = response.status();
-        if status == reqwest::StatusCode::NOT_FOUND
+        let status = response.status;
+        if status == http::StatusCode::NOT_FOUND
             && let Some(session_id) = &self.session.session_id
         {
             self.hop.session.forget(session_id);
@@ -309,7 +305,7 @@ impl Exchange<'_> {
             return Outcome::Refused;
         }
         let is_sse = response
-            .headers()
+            .headers
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|ct| ct.trim_start().starts_with("text/event-stream"));
@@ -323,8 +319,8 @@ impl Exchange<'_> {
 
     async fn read_json(
         &self,
-        response: reqwest::Response,
-        status: reqwest::StatusCode,
+        response: Reply,
+        status: http::StatusCode,
     ) -> Result<CallToolResult, ToolError> {
         let body = self.bounded_body(response).await?;
         match serde_json::from_slice::<Incoming<'_>>(&body) {
@@ -338,16 +334,13 @@ impl Exchange<'_> {
         }
     }
 
-    async fn bounded_body(&self, response: reqwest::Response) -> Result<Vec<u8>, ToolError> {
-        if response
-            .content_length()
-            .is_some_and(|n| n > self.hop.max_bytes as u64)
-        {
+    async fn bounded_body(&self, mut response: Reply) -> Result<Vec<u8>, ToolError> {
+        let announced = response.content_length();
+        if announced.is_some_and(|n| n > self.hop.max_bytes as u64) {
             return Err(self.too_large());
         }
-        let mut body = Vec::new();
-        let mut stream = response.bytes_stream();
-        while let Some(chunk) = stream.next().await {
+        let mut body = Vec::with_capacity(announced.map_or(0, |n| n as usize));
+        while let Some(chunk) = response.chunk().await {
             let chunk = chunk
                 .map_err(|e| self.transport_error(format_args!("reading the reply: {e}"), true))?;
             if body.len() + chunk.len() > self.hop.max_bytes {
@@ -365,9 +358,8 @@ impl Exchange<'_> {
         )
     }
 
-    async fn read_sse(&self, response: reqwest::Response) -> Result<CallToolResult, ToolError> {
+    async fn read_sse(&self, mut response: Reply) -> Result<CallToolResult, ToolError> {
         let mut reader = SseReader::new(self.hop.max_bytes);
-        let mut stream = response.bytes_stream();
         loop {
             while let Some(data) = reader.next_event().map_err(|_| self.too_large())? {
                 if data.is_empty() {
@@ -381,7 +373,7 @@ impl Exchange<'_> {
                     return result;
                 }
             }
-            match stream.next().await {
+            match response.chunk().await {
                 Some(Ok(chunk)) => reader.push(&chunk),
                 Some(Err(e)) => {
                     return Err(self.transport_error(format_args!("reading the reply: {e}"), true));
@@ -457,25 +449,20 @@ impl Exchange<'_> {
             Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}),
         };
-        let mut request = self
-            .hop
-            .http
-            .post(self.hop.uri.clone())
-            .headers((*self.session.headers).clone())
-            .header(http::header::ACCEPT, ACCEPT)
-            .json(&body);
-        if let Some(session_id) = &self.session.session_id {
-            request = request.header(SESSION_HEADER, &**session_id);
-        }
+        let mut headers = (*self.session.headers).clone();
+        let client = self.hop.client.clone();
         let bearer = self.hop.bearer.clone();
         tokio::spawn(async move {
-            if let Some(source) = bearer
+            if let Some(source) = &bearer
                 && let Some(token) = source.token().await
             {
-                request = request.bearer_auth(token.expose_secret());
+                authorize(&mut headers, &token);
             }
-            if let Err(error) = request.send().await {
-                tracing::debug!(%error, "answering the server's request failed");
+            let body = Bytes::from(body.to_string());
+            match client.post(headers, body).await {
+                // The reply carries nothing; reading it to the end frees the connection.
+                Ok(mut reply) => while let Some(Ok(_)) = reply.chunk().await {},
+                Err(error) => tracing::debug!(%error, "answering the server's request failed"),
             }
         });
     }
@@ -512,6 +499,15 @@ impl Exchange<'_> {
                 )
             })?,
         )
+    }
+}
+
+/// Sets the `Authorization` of a request to the bearer `token` (marked sensitive, so it is
+/// never logged).
+fn authorize(headers: &mut HeaderMap, token: &SecretString) {
+    if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", token.expose_secret())) {
+        value.set_sensitive(true);
+        headers.insert(http::header::AUTHORIZATION, value);
     }
 }
 

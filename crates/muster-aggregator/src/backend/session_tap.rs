@@ -23,6 +23,10 @@ use super::bearer::BearerSource;
 
 /// Headers that describe one request (2026-07-28 standard headers), never the session.
 const PER_REQUEST_PREFIX: &str = "mcp-";
+/// The `Accept` of a JSON-RPC POST.
+const POST_ACCEPT: &str = "application/json, text/event-stream";
+/// The session's id.
+const SESSION_ID_HEADER: &str = "mcp-session-id";
 /// Headers of the session that start like per-request ones.
 const SESSION_HEADERS: [&str; 2] = ["mcp-protocol-version", "mcp-session-id"];
 
@@ -31,7 +35,8 @@ const SESSION_HEADERS: [&str; 2] = ["mcp-protocol-version", "mcp-session-id"];
 pub(crate) struct SessionHeaders {
     /// `Mcp-Session-Id`; `None` for servers without sessions.
     pub(crate) session_id: Option<Arc<str>>,
-    /// Every other header rmcp sends with the session's requests.
+    /// The headers of a POST in the session: every header rmcp sends with the session's
+    /// requests, `Mcp-Session-Id`, and the `Accept` and `Content-Type` of a JSON-RPC POST.
     pub(crate) headers: Arc<http::HeaderMap>,
 }
 
@@ -56,7 +61,7 @@ impl SessionSlot {
         {
             return;
         }
-        let headers = custom
+        let mut headers: http::HeaderMap = custom
             .iter()
             .filter(|(name, _)| {
                 let name = name.as_str();
@@ -64,6 +69,14 @@ impl SessionSlot {
             })
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
+        headers.insert(http::header::ACCEPT, HeaderValue::from_static(POST_ACCEPT));
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(id) = session_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+            headers.insert(SESSION_ID_HEADER, id);
+        }
         *self.0.write().unwrap_or_else(PoisonError::into_inner) = Some(SessionHeaders {
             session_id: session_id.cloned(),
             headers: Arc::new(headers),

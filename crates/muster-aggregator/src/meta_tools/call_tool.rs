@@ -8,6 +8,8 @@
 
 use muster_core::tool::{CallContext, ToolCall, ToolService};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
 
@@ -33,21 +35,18 @@ pub(super) fn definition() -> Tool {
 /// Calls the tool `args.name` with `args.arguments` through `service`.
 pub(super) async fn run(
     service: ToolService,
-    args: &JsonObject,
+    mut args: JsonObject,
     context: CallContext,
 ) -> CallToolResult {
-    let Some(name) = args
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-    else {
+    if !has_name(&args) {
         return reply::error("name argument is required");
-    };
-    let arguments = match args.get("arguments") {
+    }
+    let arguments = match args.remove("arguments") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(arguments)) => Some(arguments.clone()),
+        Some(Value::Object(arguments)) => Some(arguments),
         Some(_) => return reply::error("arguments must be a JSON object"),
     };
+    let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
     let call = ToolCall::new(name, arguments).with_context(context);
     let inner = match service.oneshot(call).await {
         Ok(result) => result,
@@ -58,9 +57,16 @@ pub(super) async fn run(
     wrap(&inner)
 }
 
+/// Whether `args` names a tool.
+fn has_name(args: &JsonObject) -> bool {
+    args.get("name")
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty())
+}
+
 /// The outer result carrying `inner`'s envelope.
 fn wrap(inner: &CallToolResult) -> CallToolResult {
-    let text = envelope(inner).to_string();
+    let text = envelope_text(inner);
     let mut outer = if inner.is_error.unwrap_or(false) {
         CallToolResult::error(vec![ContentBlock::text(text)])
     } else {
@@ -87,6 +93,73 @@ pub fn envelope(result: &CallToolResult) -> Value {
         envelope.insert("structuredContent".into(), structured.clone());
     }
     Value::Object(envelope)
+}
+
+/// The [`envelope`] of `result` as compact JSON, written straight from the result.
+fn envelope_text(result: &CallToolResult) -> String {
+    serde_json::to_string(&EnvelopeOut(result)).unwrap_or_else(|_| envelope(result).to_string())
+}
+
+/// Serializes as the [`envelope`] of a result, without building it.
+struct EnvelopeOut<'a>(&'a CallToolResult);
+
+impl Serialize for EnvelopeOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let result = self.0;
+        let structured = result.structured_content.as_ref().filter(|v| !v.is_null());
+        let mut map = serializer.serialize_map(Some(2 + usize::from(structured.is_some())))?;
+        map.serialize_entry("isError", &result.is_error.unwrap_or(false))?;
+        map.serialize_entry("content", &ContentOut(&result.content))?;
+        if let Some(structured) = structured {
+            map.serialize_entry("structuredContent", structured)?;
+        }
+        map.end()
+    }
+}
+
+/// Serializes as the envelope's `content`.
+struct ContentOut<'a>(&'a [ContentBlock]);
+
+impl Serialize for ContentOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut items = serializer.serialize_seq(Some(self.0.len()))?;
+        for item in self.0 {
+            match item {
+                ContentBlock::Text(text) => items.serialize_element(&TextItem {
+                    text: &text.text,
+                    kind: "text",
+                })?,
+                ContentBlock::Image(image) => items.serialize_element(&DataItem {
+                    data_size: image.data.len(),
+                    mime_type: &image.mime_type,
+                    kind: "image",
+                })?,
+                ContentBlock::Audio(audio) => items.serialize_element(&DataItem {
+                    data_size: audio.data.len(),
+                    mime_type: &audio.mime_type,
+                    kind: "audio",
+                })?,
+                other => items.serialize_element(&content_item(other))?,
+            }
+        }
+        items.end()
+    }
+}
+
+#[derive(Serialize)]
+struct TextItem<'a> {
+    text: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DataItem<'a> {
+    data_size: usize,
+    mime_type: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
 }
 
 /// One content item; keys in alphabetical order as the original prints its maps.
@@ -150,6 +223,7 @@ mod tests {
         ];
         for (result, expected) in table {
             assert_eq!(envelope(&result).to_string(), expected);
+            assert_eq!(envelope_text(&result), expected);
         }
     }
 
@@ -160,6 +234,7 @@ mod tests {
             "file:///a",
         ))]);
         let env = envelope(&result);
+        assert_eq!(envelope_text(&result), env.to_string());
         assert_eq!(env["content"][0]["type"], "resource");
         assert_eq!(env["content"][0]["resource"]["text"], "body");
     }

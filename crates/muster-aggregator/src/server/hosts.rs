@@ -6,12 +6,9 @@
 //! name such a host too (the MCP transport specification's rule: absent or allowed, else
 //! `403`).
 
-use std::sync::Arc;
+use std::borrow::Cow;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, header};
 use http::uri::{Authority, Scheme, Uri};
 
 use muster_gotmpl::strconv::quote as go_quote;
@@ -75,26 +72,29 @@ impl AllowedHosts {
         let Self::Only(entries) = self else {
             return true;
         };
-        let Ok(uri) = origin.trim().parse::<Uri>() else {
-            return false;
-        };
-        let (Some(scheme), Some(authority)) = (uri.scheme(), uri.authority()) else {
-            return false;
-        };
-        let default_port = if *scheme == Scheme::HTTP {
-            80
-        } else if *scheme == Scheme::HTTPS {
-            443
-        } else {
-            return false;
-        };
-        if authority.as_str().contains('@') {
-            return false;
-        }
-        let host = unbracket(authority.host());
-        let port = authority.port_u16().unwrap_or(default_port);
-        self::matches(entries, &host, Some(port))
+        origin_parts(origin).is_some_and(|(host, port)| self::matches(entries, &host, Some(port)))
     }
+}
+
+/// `(lowercase host without brackets, port)` of an `Origin`: `http` or `https` with a host
+/// and no userinfo; the opaque origin `null` (sandboxed frames, `file:` pages) has none.
+fn origin_parts(origin: &str) -> Option<(String, u16)> {
+    let uri = origin.trim().parse::<Uri>().ok()?;
+    let (scheme, authority) = (uri.scheme()?, uri.authority()?);
+    let default_port = if *scheme == Scheme::HTTP {
+        80
+    } else if *scheme == Scheme::HTTPS {
+        443
+    } else {
+        return None;
+    };
+    if authority.as_str().contains('@') {
+        return None;
+    }
+    Some((
+        unbracket(authority.host()),
+        authority.port_u16().unwrap_or(default_port),
+    ))
 }
 
 /// Whether `name` (lowercase, unbracketed) with `port` matches one of `entries`.
@@ -130,47 +130,60 @@ fn split(value: &str) -> Option<(String, Option<u16>)> {
     Some((unbracket(authority.host()), authority.port_u16()))
 }
 
-/// Why a request was refused: the `403` body.
-fn refusal(headers: &HeaderMap, uri: &Uri, hosts: &AllowedHosts) -> Option<String> {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| uri.authority().map(|a| a.as_str().to_owned()))
-        .unwrap_or_default();
-    if !hosts.allows(&host) {
-        tracing::warn!(host, "refused request with a disallowed Host header");
-        return Some(format!(
-            "Forbidden: invalid Host header {}",
-            go_quote(&host)
-        ));
-    }
-    for origin in headers.get_all(header::ORIGIN) {
-        let origin = String::from_utf8_lossy(origin.as_bytes());
-        if !hosts.allows_origin(&origin) {
-            tracing::warn!(%origin, "refused request with a disallowed Origin header");
-            return Some(format!(
-                "Forbidden: invalid Origin header {}",
-                go_quote(&origin)
-            ));
-        }
-    }
-    None
+/// An [`AllowedHosts`] made ready for checking requests: its entries split once.
+#[derive(Debug)]
+pub(super) struct HostCheck {
+    /// `None`: any host.
+    entries: Option<Vec<(String, Option<u16>)>>,
 }
 
-/// Refuses requests whose `Host` (or, without one, URI authority) or `Origin` is not
-/// allowed.
-pub(super) async fn guard(
-    State(hosts): State<Arc<AllowedHosts>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if *hosts == AllowedHosts::Any {
-        return next.run(request).await;
+impl HostCheck {
+    pub(super) fn new(hosts: &AllowedHosts) -> Self {
+        Self {
+            entries: match hosts {
+                AllowedHosts::Any => None,
+                AllowedHosts::Only(entries) => {
+                    Some(entries.iter().filter_map(|e| split(e)).collect())
+                }
+            },
+        }
     }
-    match refusal(request.headers(), request.uri(), &hosts) {
-        None => next.run(request).await,
-        Some(body) => (StatusCode::FORBIDDEN, body).into_response(),
+
+    fn allows(entries: &[(String, Option<u16>)], name: &str, port: Option<u16>) -> bool {
+        entries.iter().any(|(allowed, allowed_port)| {
+            allowed == name && allowed_port.is_none_or(|p| Some(p) == port)
+        })
+    }
+
+    /// Why a request was refused: the `403` body; `None` when it is allowed.
+    pub(super) fn refusal(&self, headers: &HeaderMap, uri: &Uri) -> Option<String> {
+        let entries = self.entries.as_deref()?;
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(Cow::Borrowed)
+            .or_else(|| uri.authority().map(|a| Cow::Owned(a.as_str().to_owned())))
+            .unwrap_or_default();
+        if !split(&host).is_some_and(|(name, port)| Self::allows(entries, &name, port)) {
+            tracing::warn!(host = %host, "refused request with a disallowed Host header");
+            return Some(format!(
+                "Forbidden: invalid Host header {}",
+                go_quote(&host)
+            ));
+        }
+        for origin in headers.get_all(header::ORIGIN) {
+            let origin = String::from_utf8_lossy(origin.as_bytes());
+            if !origin_parts(&origin)
+                .is_some_and(|(name, port)| Self::allows(entries, &name, Some(port)))
+            {
+                tracing::warn!(%origin, "refused request with a disallowed Origin header");
+                return Some(format!(
+                    "Forbidden: invalid Origin header {}",
+                    go_quote(&origin)
+                ));
+            }
+        }
+        None
     }
 }
 
@@ -257,22 +270,25 @@ mod tests {
 
     #[test]
     fn refusal_names_the_header() {
-        let hosts = AllowedHosts::default();
+        let check = HostCheck::new(&AllowedHosts::default());
+        let refusal = |headers: &HeaderMap, uri: &Uri| check.refusal(headers, uri);
         let uri: Uri = "/mcp".parse().unwrap();
         let mut headers = HeaderMap::new();
         headers.insert(header::HOST, "localhost:8090".parse().unwrap());
-        assert_eq!(refusal(&headers, &uri, &hosts), None);
+        assert_eq!(refusal(&headers, &uri), None);
         headers.insert(header::ORIGIN, "http://localhost:8090".parse().unwrap());
-        assert_eq!(refusal(&headers, &uri, &hosts), None);
+        assert_eq!(refusal(&headers, &uri), None);
         headers.insert(header::ORIGIN, "http://attacker.example".parse().unwrap());
         assert_eq!(
-            refusal(&headers, &uri, &hosts).as_deref(),
+            refusal(&headers, &uri).as_deref(),
             Some(r#"Forbidden: invalid Origin header "http://attacker.example""#)
         );
         headers.insert(header::HOST, "attacker.example".parse().unwrap());
         assert_eq!(
-            refusal(&headers, &uri, &hosts).as_deref(),
+            refusal(&headers, &uri).as_deref(),
             Some(r#"Forbidden: invalid Host header "attacker.example""#)
         );
+        let any = HostCheck::new(&AllowedHosts::Any);
+        assert_eq!(any.refusal(&headers, &uri), None);
     }
 }

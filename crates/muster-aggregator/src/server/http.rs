@@ -4,16 +4,19 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{Method, StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::http::{StatusCode, header};
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
+use tower::Layer;
 
-use super::lean::{self, LeanState};
-use super::sessions::{self, Store};
-use super::{Aggregator, MCP_PATH, hosts, jsonrpc_errors, observe, sse, trace};
+use super::front::{HostGuardLayer, SessionFrontLayer};
+use super::hosts::HostCheck;
+use super::lean::LeanState;
+use super::sessions::Store;
+use super::{Aggregator, MCP_PATH, jsonrpc_errors, observe, sse, trace};
 
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
@@ -42,28 +45,18 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     // The middleware of the MCP endpoints is one unboxed stack: layered onto a `Router`,
     // every layer would box each route once more, and every request would clone the whole
     // chain of boxes (and each layer's state) again.
-    let sessions = tower::ServiceBuilder::new()
-        .layer(middleware::from_fn(session_delete_no_content))
-        .layer(middleware::from_fn_with_state(
-            table.clone(),
-            sessions::track,
-        ))
-        .layer(middleware::from_fn_with_state(
-            LeanState::new(aggregator.clone(), table),
-            lean::layer,
-        ))
-        .service(endpoints);
+    let sessions = SessionFrontLayer::new(table.clone(), LeanState::new(aggregator.clone(), table))
+        .layer(endpoints);
     let behind_auth = match &aggregator.inner.auth {
         Some(auth) => auth.protect(Router::new().fallback_service(sessions)),
         None => Router::new().fallback_service(sessions),
     };
     let guarded = tower::ServiceBuilder::new()
         .layer(trace::layer())
-        .layer(middleware::from_fn(trace::continue_trace))
-        .layer(middleware::from_fn_with_state(
-            Arc::new(aggregator.inner.allowed_hosts.clone()),
-            hosts::guard,
-        ))
+        .map_request(trace::continue_trace as fn(Request) -> Request)
+        .layer(HostGuardLayer::new(HostCheck::new(
+            &aggregator.inner.allowed_hosts,
+        )))
         .service(behind_auth);
     let mut router = Router::new()
         .route("/health", get(health))
@@ -95,15 +88,4 @@ async fn health() -> Response {
         r#"{"status":"ok"}"#,
     )
         .into_response()
-}
-
-/// Answers a session `DELETE` with 204 instead of rmcp's 202: the Python SDK accepts only
-/// 200, 204 or 405 there and logs an error otherwise.
-async fn session_delete_no_content(request: Request, next: Next) -> Response {
-    let delete = request.method() == Method::DELETE;
-    let mut response = next.run(request).await;
-    if delete && response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
-    }
-    response
 }

@@ -18,14 +18,12 @@
 //! The same layer refuses an `initialize` with `503` once the session cap is reached.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use muster_core::tool::{
@@ -36,7 +34,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tower::{Service, ServiceExt};
 
+use super::room::SessionMap;
 use super::sessions::{SESSION_HEADER, SessionTable};
 use super::{Aggregator, MCP_PATH, notify};
 use crate::meta_tools;
@@ -75,10 +75,10 @@ type CallKey = (Box<str>, Box<str>);
 
 /// Lean calls in flight, for `notifications/cancelled`.
 #[derive(Debug, Default)]
-struct Inflight(Mutex<HashMap<CallKey, CancellationToken>>);
+struct Inflight(Mutex<SessionMap<CallKey, CancellationToken>>);
 
 impl Inflight {
-    fn lock(&self) -> MutexGuard<'_, HashMap<CallKey, CancellationToken>> {
+    fn lock(&self) -> MutexGuard<'_, SessionMap<CallKey, CancellationToken>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -158,21 +158,20 @@ struct CancelledParams<'a> {
     request_id: Option<&'a RawValue>,
 }
 
-/// The middleware.
-pub(super) async fn layer(
-    State(state): State<LeanState>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// Answers `request` on the lean path, or hands it to `inner`.
+pub(super) async fn answer_or_forward<S>(state: &LeanState, request: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     if request.method() != Method::POST
         || request.uri().path() != MCP_PATH
         || !accepts_json_and_sse(request.headers())
         || !is_json(request.headers())
     {
-        return next.run(request).await;
+        return forward(inner, request).await;
     }
     let Some(length) = content_length(request.headers()).filter(|n| *n <= MAX_BODY_BYTES) else {
-        return next.run(request).await;
+        return forward(inner, request).await;
     };
     let (parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, length.max(1)).await {
@@ -191,11 +190,18 @@ pub(super) async fn layer(
         session: parts.extensions.get::<SessionId>().cloned(),
         caller: parts.extensions.get::<CallerIdentity>().cloned(),
     };
-    if let Some(response) = answer(&state, &parts.headers, session, identity, &bytes).await {
+    if let Some(response) = answer(state, &parts.headers, session, identity, &bytes).await {
         return response;
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    forward(inner, Request::from_parts(parts, Body::from(bytes))).await
+}
+
+async fn forward<S>(inner: S, request: Request) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    let Ok(response) = inner.oneshot(request).await;
+    response
 }
 
 /// Who a call belongs to, as the front door's authentication established it.

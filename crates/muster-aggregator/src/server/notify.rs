@@ -3,7 +3,6 @@
 //! `tools/list` itself is static (the meta-tools), but clients that cache what they learned
 //! through `list_tools` use the notification as a cue to look again.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use muster_core::tool::SessionNotifier;
@@ -12,6 +11,8 @@ use rmcp::service::{Peer, RoleServer};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::room::SessionMap;
+
 /// The peers of the sessions that completed `initialize`, by streamable HTTP session id
 /// where there is one (legacy SSE sessions are numbered).
 #[derive(Debug, Clone, Default)]
@@ -19,7 +20,7 @@ pub(super) struct Peers(Arc<Mutex<PeerMap>>);
 
 #[derive(Debug, Default)]
 struct PeerMap {
-    peers: HashMap<PeerKey, Peer<RoleServer>>,
+    peers: SessionMap<PeerKey, Peer<RoleServer>>,
     next_anonymous: u64,
 }
 

@@ -17,16 +17,12 @@
 //! for notifications, holding the worker's channels) go with it, and the maps give back
 //! the room of sessions that came and went ([`SessionTable::footprint`] counts them).
 
-use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use bytes::Bytes;
 use futures::Stream;
 use http_body::{Body as HttpBody, Frame, SizeHint};
@@ -43,7 +39,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::notify::Peers;
-use super::room::shrink;
+use super::room::{SessionMap, shrink};
 
 /// The header carrying the streamable HTTP session id.
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
@@ -153,7 +149,7 @@ pub struct SessionFootprint {
 #[derive(Debug)]
 pub struct SessionTable {
     local: LocalSessionManager,
-    entries: Mutex<HashMap<Arc<str>, Entry>>,
+    entries: Mutex<SessionMap<Arc<str>, Entry>>,
     limits: SessionLimits,
     /// The peers of connected sessions, forgotten with their session.
     peers: Peers,
@@ -167,7 +163,7 @@ impl SessionTable {
         local.session_config.keep_alive = None;
         Self {
             local,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(SessionMap::default()),
             limits,
             peers,
         }
@@ -192,7 +188,7 @@ impl SessionTable {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Entry>> {
+    fn lock(&self) -> MutexGuard<'_, SessionMap<Arc<str>, Entry>> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -361,34 +357,21 @@ impl Drop for Activity {
     }
 }
 
-/// Middleware: a request naming a session keeps it open (never parked or expired) until
-/// its response, streams included, has been sent.
-pub(super) async fn track(
-    State(table): State<Arc<SessionTable>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let activity = request
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|id| table.open(id));
-    let response = next.run(request).await;
-    match activity {
-        None => response,
-        Some(activity) => response.map(|body| {
-            Body::new(Guarded {
-                inner: body,
-                _activity: activity,
-            })
-        }),
-    }
-}
-
-/// A response body holding an [`Activity`] until it is dropped.
-struct Guarded {
+/// A response body holding an [`Activity`] until it is dropped: a request naming a session
+/// keeps it open (never parked or expired) until its response, streams included, has been
+/// sent.
+pub(super) struct Guarded {
     inner: Body,
     _activity: Activity,
+}
+
+impl Guarded {
+    pub(super) fn new(inner: Body, activity: Activity) -> Self {
+        Self {
+            inner,
+            _activity: activity,
+        }
+    }
 }
 
 impl HttpBody for Guarded {

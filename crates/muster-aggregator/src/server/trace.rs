@@ -11,7 +11,6 @@
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::Response;
-use axum::middleware::Next;
 use std::time::Duration;
 use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::trace::TraceLayer;
@@ -63,11 +62,12 @@ fn on_response(response: &Response<Body>, _latency: Duration, span: &Span) {
     span.record("http.response.status_code", response.status().as_u16());
 }
 
-/// Hands the span's trace context on in the request's headers.
-pub(super) async fn continue_trace(mut request: Request, next: Next) -> axum::response::Response {
+/// Hands the span's trace context on in the request's headers; a
+/// [`MapRequest`](tower::util::MapRequest) inside the span's layer.
+pub(super) fn continue_trace(mut request: Request) -> Request {
     let span = Span::current();
     if !span.is_disabled() {
         observe::inject_into_headers(&span, request.headers_mut());
     }
-    next.run(request).await
+    request
 }
