@@ -2,7 +2,7 @@
 
 use super::ast::{Arg, Branch, Command, List, Node, Number, Pipe};
 use super::funcs::{self, Func, Param};
-use super::gofmt::sprint_one;
+use super::gofmt::{sprint_one, too_large};
 use super::parse::TreeSet;
 use super::value::{Str, Value};
 
@@ -54,6 +54,10 @@ enum At<'t> {
     Pipe(&'t Pipe),
     Pos(usize, &'t str),
 }
+
+/// The most a template writes when rendered; a larger output fails the render (Go has no
+/// such bound; a workflow's templates produce arguments and results, not bulk data).
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024 * 1024;
 
 /// Execution state.
 pub(crate) struct Exec<'t, 'a> {
@@ -199,6 +203,17 @@ impl<'t: 'a, 'a> Exec<'t, 'a> {
 
     // ---- walking -------------------------------------------------------------------------
 
+    /// Appends `text` to the output, which may grow to [`MAX_OUTPUT_BYTES`].
+    fn write(&mut self, text: &str) -> R<()> {
+        if self.out.len().saturating_add(text.len()) > MAX_OUTPUT_BYTES {
+            return Err(self.err(format_args!(
+                "the output exceeds the limit of {MAX_OUTPUT_BYTES} bytes"
+            )));
+        }
+        self.out.push_str(text);
+        Ok(())
+    }
+
     fn walk_list(&mut self, dot: &Cur<'a>, list: &'t List) -> R<()> {
         for n in list {
             self.walk(dot, n)?;
@@ -208,20 +223,19 @@ impl<'t: 'a, 'a> Exec<'t, 'a> {
 
     fn walk(&mut self, dot: &Cur<'a>, node: &'t Node) -> R<()> {
         match node {
-            Node::Text(t) => {
-                self.out.push_str(t);
-                Ok(())
-            }
+            Node::Text(t) => self.write(t),
             Node::Action(pipe) => {
                 self.at = At::Pipe(pipe);
                 let v = self.eval_pipeline(dot, pipe)?;
                 if pipe.decl.is_empty() {
                     if v.is_nil() {
-                        self.out.push_str("<no value>");
-                    } else {
-                        let s = sprint_one(&v);
-                        self.out.push_str(&s);
+                        return self.write("<no value>");
                     }
+                    let s = sprint_one(&v);
+                    if let Some(error) = too_large("printing the value", &s) {
+                        return Err(self.err(error));
+                    }
+                    return self.write(&s);
                 }
                 Ok(())
             }

@@ -5,6 +5,19 @@ use super::strconv::{can_backquote, quote_rune, quote_with};
 use super::unicode::is_print;
 use super::value::Value;
 
+/// The most one print function (`print`, `printf`, `println`, an action's value) writes. Go
+/// has no such bound, but a width or precision of up to ten million applied to every element
+/// of a collection could ask for gigabytes; a printer that reaches it stops, and the function
+/// fails (see [`too_large`]).
+pub const MAX_PRINT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The error of a print function whose result reached [`MAX_PRINT_BYTES`]; `None` when
+/// `printed` is within it.
+pub(crate) fn too_large(function: &str, printed: &str) -> Option<String> {
+    (printed.len() > MAX_PRINT_BYTES)
+        .then(|| format!("{function}: the result exceeds the limit of {MAX_PRINT_BYTES} bytes"))
+}
+
 /// The `%v` form of a value, as `fmt.Sprint(v)` prints it.
 pub(crate) fn sprint_one(v: &Value<'_>) -> String {
     let mut p = Printer::default();
@@ -72,11 +85,16 @@ const UDIGITS: &[u8; 17] = b"0123456789ABCDEFX";
 impl Printer {
     // ---- padding -------------------------------------------------------------------------
 
+    /// Whether the printer reached [`MAX_PRINT_BYTES`] (and prints nothing more).
+    fn is_full(&self) -> bool {
+        self.buf.len() > MAX_PRINT_BYTES
+    }
+
     fn write_padding(&mut self, n: usize) {
         let c = if self.f.zero { '0' } else { ' ' };
-        for _ in 0..n {
-            self.buf.push(c);
-        }
+        // Past the limit the result is refused anyway: one byte over is enough to tell.
+        let room = (MAX_PRINT_BYTES + 1).saturating_sub(self.buf.len());
+        self.buf.extend(std::iter::repeat_n(c, n.min(room)));
     }
 
     fn pad(&mut self, s: &str) {
@@ -129,6 +147,9 @@ impl Printer {
     }
 
     fn print_value(&mut self, v: &Value<'_>, verb: char) {
+        if self.is_full() {
+            return;
+        }
         match v {
             Value::Nil => {
                 // A nil interface inside a collection.

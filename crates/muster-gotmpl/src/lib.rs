@@ -83,6 +83,8 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+pub use exec::MAX_OUTPUT_BYTES;
+pub use gofmt::MAX_PRINT_BYTES;
 pub use roots::Roots;
 pub use typed::{TemplateTree, render_tree};
 

@@ -471,3 +471,39 @@ fn clock_and_random_functions() {
     assert_eq!(render("{{ shuffle \"aab\" | len }}"), "3");
     assert_eq!(render("{{ ago now }}"), "0s");
 }
+
+#[test]
+fn a_print_that_would_outgrow_its_limit_fails_at_once() {
+    // Width 7 000 015 on every value of a map: Go writes about 50 MB; muster refuses.
+    let data = serde_json::json!({"a": 1, "b": [1, 2, 3], "c": {"d": "e", "f": 0.5}, "g": true});
+    let t = Template::parse(r#"{{ printf "%07000015v" . }}"#).expect("parses");
+    let error = t.render(&data).expect_err("too large");
+    assert!(
+        error.message().contains(&format!(
+            "printf: the result exceeds the limit of {} bytes",
+            muster_gotmpl::MAX_PRINT_BYTES
+        )),
+        "{error}"
+    );
+    // Under the limit the same width prints as Go prints it.
+    let small = Template::parse(r#"{{ printf "%05v" .a }}"#).expect("parses");
+    assert_eq!(small.render(&data).expect("renders"), "00001");
+}
+
+#[test]
+fn an_output_past_its_limit_fails_the_render() {
+    let items: Vec<String> = (0..80).map(|i| i.to_string()).collect();
+    let data = serde_json::json!({ "items": items });
+    let t = Template::parse(r#"{{ range .items }}{{ printf "%1000000s" . }}{{ end }}"#)
+        .expect("parses");
+    let error = t.render(&data).expect_err("too large");
+    assert!(
+        error.message().contains(&format!(
+            "the output exceeds the limit of {} bytes",
+            muster_gotmpl::MAX_OUTPUT_BYTES
+        )),
+        "{error}"
+    );
+    let few = serde_json::json!({ "items": ["1", "2"] });
+    assert_eq!(t.render(&few).expect("renders").len(), 2_000_000);
+}

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{FResult, Func, Param, arg, arg_str, fixed, variadic};
-use crate::gofmt::{sprint, sprintf, sprintln};
+use crate::gofmt::{sprint, sprintf, sprintln, too_large};
 use crate::value::Value;
 
 use Param::{Any, Str};
@@ -42,11 +42,11 @@ pub(super) fn register(m: &mut HashMap<&'static str, Func>) {
     m.insert("not", fixed(&[Any], |a| Ok(Value::Bool(!a[0].truth()))));
     m.insert(
         "print",
-        variadic(&[], Any, |a| Ok(Value::string(sprint(&a)))),
+        variadic(&[], Any, |a| printed("print", sprint(&a))),
     );
     m.insert(
         "println",
-        variadic(&[], Any, |a| Ok(Value::string(sprintln(&a)))),
+        variadic(&[], Any, |a| printed("println", sprintln(&a))),
     );
     m.insert(
         "printf",
@@ -54,7 +54,7 @@ pub(super) fn register(m: &mut HashMap<&'static str, Func>) {
             let mut it = a.into_iter();
             let f = arg_str(&mut it);
             let rest: Vec<Value<'_>> = it.collect();
-            Ok(Value::string(sprintf(&f, &rest)))
+            printed("printf", sprintf(&f, &rest))
         }),
     );
     m.insert("eq", variadic(&[Any], Any, eq_fn));
@@ -105,6 +105,14 @@ fn eval_args(args: &[Value<'_>]) -> String {
         })
         .collect();
     sprint(&printable)
+}
+
+/// What a print function returns: `text`, or an error once it reached the printer's limit.
+fn printed<'a>(function: &str, text: String) -> FResult<'a> {
+    match too_large(function, &text) {
+        Some(error) => Err(error),
+        None => Ok(Value::string(text)),
+    }
 }
 
 fn html_escape(s: &str) -> String {
