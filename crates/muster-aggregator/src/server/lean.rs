@@ -294,13 +294,20 @@ impl LeanCall {
         let registration = state
             .inflight
             .register(session, id.get().trim(), cancellation.clone());
-        let (progress_tx, mut progress) = mpsc::unbounded_channel::<ProgressUpdate>();
+        // Only a call with a progress token can report progress.
+        let (progress_tx, mut progress) = match progress_token {
+            Some(_) => {
+                let (tx, rx) = mpsc::unbounded_channel::<ProgressUpdate>();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
         let context = CallContext {
             session: identity.session.unwrap_or_else(|| SessionId::new(session)),
             caller: identity.caller,
-            progress: progress_token.is_some().then(|| {
+            progress: progress_tx.map(|tx| {
                 ProgressSink::new(move |update| {
-                    let _ = progress_tx.send(update);
+                    let _ = tx.send(update);
                 })
             }),
             notifier: Some(notifier),
@@ -317,12 +324,12 @@ impl LeanCall {
         let first = tokio::select! {
             biased;
             () = cancellation.cancelled() => return cancelled(&id),
-            Some(update) = progress.recv() => update,
+            Some(update) = next_update(&mut progress) => update,
             result = &mut call => {
                 cancel_on_drop.disarm();
                 // Progress the call reported while it finished still precedes the result.
                 let queued: Vec<ProgressUpdate> =
-                    std::iter::from_fn(|| progress.try_recv().ok()).collect();
+                    std::iter::from_fn(|| progress.as_mut()?.try_recv().ok()).collect();
                 return match &progress_token {
                     Some(token) if !queued.is_empty() => {
                         finished_after_progress(&id, &name, token, queued, result)
@@ -332,7 +339,7 @@ impl LeanCall {
             }
         };
         // The tool reports progress: stream it, then the result.
-        let Some(token) = progress_token else {
+        let (Some(token), Some(mut progress)) = (progress_token, progress) else {
             return cancelled(&id);
         };
         let (events, body) = mpsc::channel::<Bytes>(16);
@@ -369,6 +376,16 @@ impl LeanCall {
             cancel_on_drop.disarm();
         });
         sse_response(body)
+    }
+}
+
+/// The next progress update of a call; never, for a call without a progress token.
+async fn next_update(
+    progress: &mut Option<mpsc::UnboundedReceiver<ProgressUpdate>>,
+) -> Option<ProgressUpdate> {
+    match progress {
+        Some(updates) => updates.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -8,18 +8,25 @@
 //! carries no trace context in `_meta` is the HTTP span's child: caller, `POST /mcp`,
 //! `tools/call call_tool`, `tools/call <tool>`.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::Response;
-use std::time::Duration;
+use futures::FutureExt;
+use futures::future::{Either, Map};
+use tower::{Layer, Service};
 use tower_http::classify::{ServerErrorsAsFailures, SharedClassifier};
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
 use crate::observe;
 
-/// The layer that opens the server span of each request.
-pub(super) type HttpSpanLayer = TraceLayer<
+/// tower-http's layer that opens the server span of each request.
+type TowerHttpSpan = TraceLayer<
     SharedClassifier<ServerErrorsAsFailures>,
     fn(&Request<Body>) -> Span,
     (),
@@ -29,15 +36,85 @@ pub(super) type HttpSpanLayer = TraceLayer<
     (),
 >;
 
-/// A server span per request; put [`continue_trace`] inside it.
+/// A server span per request; put [`continue_trace`] inside it. While no subscriber wants
+/// muster's spans (traces not configured), requests skip tower-http's layer altogether.
 pub(super) fn layer() -> HttpSpanLayer {
-    TraceLayer::new_for_http()
-        .make_span_with(make_span as fn(&Request<Body>) -> Span)
-        .on_request(())
-        .on_response(on_response as fn(&Response<Body>, Duration, &Span))
-        .on_body_chunk(())
-        .on_eos(())
-        .on_failure(())
+    HttpSpanLayer(
+        TraceLayer::new_for_http()
+            .make_span_with(make_span as fn(&Request<Body>) -> Span)
+            .on_request(())
+            .on_response(on_response as fn(&Response<Body>, Duration, &Span))
+            .on_body_chunk(())
+            .on_eos(())
+            .on_failure(()),
+    )
+}
+
+/// The layer of [`layer`].
+#[derive(Clone)]
+pub(super) struct HttpSpanLayer(TowerHttpSpan);
+
+impl<S: Clone> Layer<S> for HttpSpanLayer {
+    type Service = HttpSpan<S>;
+
+    fn layer(&self, inner: S) -> HttpSpan<S> {
+        HttpSpan {
+            traced: self.0.layer(inner.clone()),
+            plain: inner,
+        }
+    }
+}
+
+/// The future of tower-http's span service in front of `S`.
+type TracedFuture<S> = <<TowerHttpSpan as Layer<S>>::Service as Service<Request<Body>>>::Future;
+/// What that future gives.
+type TracedOutput<S> = <TracedFuture<S> as Future>::Output;
+/// Its response with the body as [`Body`].
+type TracedToPlain<S> = fn(TracedOutput<S>) -> Result<Response<Body>, Infallible>;
+
+fn boxed_body<B>(result: Result<Response<B>, Infallible>) -> Result<Response<Body>, Infallible>
+where
+    B: http_body::Body<Data = axum::body::Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    let Ok(response) = result;
+    Ok(response.map(Body::new))
+}
+
+/// The service of [`HttpSpanLayer`]: the request through tower-http's span when spans are
+/// wanted, straight to the inner service otherwise.
+#[derive(Clone)]
+pub(super) struct HttpSpan<S> {
+    traced: <TowerHttpSpan as Layer<S>>::Service,
+    plain: S,
+}
+
+impl<S> Service<Request<Body>> for HttpSpan<S>
+where
+    S: Service<Request<Body>, Response = Response<Body>, Error = Infallible>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Either<Map<TracedFuture<S>, TracedToPlain<S>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        if let Err(e) = std::task::ready!(self.traced.poll_ready(cx)) {
+            match e {}
+        }
+        self.plain.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        if tracing::enabled!(target: observe::SPAN_TARGET, tracing::Level::INFO) {
+            Either::Left(
+                self.traced
+                    .call(request)
+                    .map(boxed_body as TracedToPlain<S>),
+            )
+        } else {
+            Either::Right(self.plain.call(request))
+        }
+    }
 }
 
 /// The span of `request`, a child of the trace context of its headers.
