@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use muster_core::secret::{ExposeSecret, SecretString};
 use muster_core::tool::{ProgressSink, ProgressUpdate, ToolCall, ToolError};
 use rmcp::model::{
@@ -38,8 +38,8 @@ use super::session_tap::{SessionHeaders, SessionSlot};
 use super::sse_reply::SseReader;
 
 /// The 2026-07-28 standard headers of a request.
-const METHOD_HEADER: &str = "mcp-method";
-const NAME_HEADER: &str = "mcp-name";
+const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 /// The prefix of the request ids of lean calls; rmcp numbers its own requests.
 const ID_PREFIX: &str = "muster-";
 
@@ -61,8 +61,8 @@ pub(crate) struct LeanHop {
     relist: Arc<Notify>,
     next_id: AtomicU64,
     /// On 2026-07-28 connections: the `_meta` every request carries (protocol version,
-    /// client info and capabilities), as rmcp stamps it.
-    stamp: Option<JsonObject>,
+    /// client info and capabilities), as rmcp stamps it, each value serialized once.
+    stamp: Option<Stamp>,
 }
 
 /// One JSON-RPC message of the server, its parts left raw.
@@ -107,16 +107,26 @@ struct Params<'a> {
     meta: Meta<'a>,
 }
 
+/// The `_meta` entries every request of a connection carries, values already serialized.
+type Stamp = Vec<(String, Box<RawValue>)>;
+
+/// `stamp` with each value serialized.
+fn stamp_of(meta: &JsonObject) -> Option<Stamp> {
+    meta.iter()
+        .map(|(key, value)| Some((key.clone(), serde_json::value::to_raw_value(value).ok()?)))
+        .collect()
+}
+
 struct Meta<'a> {
     /// What the connection's requests carry; the caller's keys win over it.
-    stamp: Option<&'a JsonObject>,
+    stamp: Option<&'a [(String, Box<RawValue>)]>,
     caller: Option<&'a JsonObject>,
     progress_token: Option<&'a str>,
 }
 
 impl Meta<'_> {
     fn is_empty(&self) -> bool {
-        self.stamp.is_none_or(JsonObject::is_empty)
+        self.stamp.is_none_or(<[_]>::is_empty)
             && self.caller.is_none_or(JsonObject::is_empty)
             && self.progress_token.is_none()
     }
@@ -129,7 +139,7 @@ impl serde::Serialize for Meta<'_> {
         if let Some(stamp) = self.stamp {
             for (key, value) in stamp {
                 if self.caller.is_none_or(|c| !c.contains_key(key)) && key != "progressToken" {
-                    map.serialize_entry(key, value)?;
+                    map.serialize_entry(key, &**value)?;
                 }
             }
         }
@@ -179,7 +189,7 @@ impl LeanHop {
                 meta.set_protocol_version(version.clone());
                 meta.set_client_info(info.client_info);
                 meta.set_client_capabilities(info.capabilities);
-                Some(meta.0.0)
+                Some(stamp_of(&meta.0.0)?)
             }
             Some(_) => None,
             None => return None,
@@ -220,7 +230,9 @@ impl LeanHop {
         call: &ToolCall,
     ) -> Outcome {
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let id = format!("{ID_PREFIX}{n}");
+        let mut id = String::with_capacity(ID_PREFIX.len() + 20);
+        id.push_str(ID_PREFIX);
+        id.push_str(itoa::Buffer::new().format(n));
         let progress = call.context.progress.as_ref();
         let body = Request {
             jsonrpc: "2.0",
@@ -230,7 +242,7 @@ impl LeanHop {
                 name: call.name.as_str(),
                 arguments: call.arguments.as_ref(),
                 meta: Meta {
-                    stamp: self.stamp.as_ref(),
+                    stamp: self.stamp.as_deref(),
                     caller: call.context.request_meta.as_ref(),
                     progress_token: progress.map(|_| id.as_str()),
                 },
@@ -261,7 +273,7 @@ impl LeanHop {
             hop: self,
             provider,
             session,
-            id_json: format!("\"{id}\""),
+            id_json: ["\"", id.as_str(), "\""].concat(),
             progress,
         };
         let outcome = tokio::select! {
@@ -545,6 +557,7 @@ mod tests {
                 .cloned()
                 .unwrap();
         let caller = serde_json::json!({"k": 2}).as_object().cloned().unwrap();
+        let stamp = stamp_of(&stamp).unwrap();
         let meta = Meta {
             stamp: Some(&stamp),
             caller: Some(&caller),
