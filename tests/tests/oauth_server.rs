@@ -1039,3 +1039,88 @@ fn valkey_storage_is_shared_by_replicas_sealed_and_survives_restarts() {
         ("the refusal", &answer.to_string()),
     ]);
 }
+
+/// The provider's authorization URL muster sends a browser to for a new sign-in of `client`.
+fn provider_authorization_url(base: &str, client: &str, redirect: &str) -> String {
+    let (_, challenge) = pkce();
+    let authorize = format!(
+        "{base}/oauth/authorize?{}",
+        form(&[
+            ("response_type", "code"),
+            ("client_id", client),
+            ("redirect_uri", redirect),
+            ("scope", "openid email"),
+            ("state", "s"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+        ])
+    );
+    let response = http().get(&authorize).send().unwrap();
+    assert_eq!(response.status().as_u16(), 302);
+    location(&response, &authorize)
+}
+
+#[test]
+fn sign_in_asks_the_provider_for_the_audiences_forwarding_servers_require() {
+    let s = setup(json!({}));
+    let base = s.base.as_str();
+    let redirect = "http://127.0.0.1:9/callback";
+    let client = register(base, redirect);
+    let own = "openid profile email groups offline_access";
+    let scope = |url: &str| query(url)["scope"].clone();
+    assert_eq!(
+        scope(&provider_authorization_url(base, &client, redirect)),
+        own
+    );
+
+    // A server that receives the caller's ID token and needs two audiences in it.
+    let server = |name: &str, auth: Value| {
+        json!({
+            "apiVersion": "muster.giantswarm.io/v1alpha1",
+            "kind": "MCPServer",
+            "metadata": {"name": name},
+            "spec": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp", "auth": auth},
+        })
+        .to_string()
+    };
+    let servers = s.dir.path().join("mcpservers");
+    std::fs::create_dir_all(&servers).unwrap();
+    std::fs::write(
+        servers.join("k8s.yaml"),
+        server(
+            "k8s",
+            json!({"forwardToken": true, "requiredAudiences": ["kubernetes", "dex-k8s-authenticator"]}),
+        ),
+    )
+    .unwrap();
+    let wanted = format!(
+        "{own} audience:server:client_id:dex-k8s-authenticator audience:server:client_id:kubernetes"
+    );
+    let mut asked = String::new();
+    for _ in 0..100 {
+        asked = scope(&provider_authorization_url(base, &client, redirect));
+        if asked == wanted {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(asked, wanted);
+
+    // The provider signs the person in with the extra scopes asked for.
+    let mut seen = Seen::default();
+    let (verifier, challenge) = pkce();
+    let code = sign_in(base, &client, redirect, &challenge, &mut seen);
+    let (status, tokens) = redeem(base, &client, redirect, &code, &verifier);
+    assert_eq!(status, 200, "{tokens}");
+
+    // Once the server is gone, sign-ins ask for muster's own scopes again.
+    std::fs::remove_file(servers.join("k8s.yaml")).unwrap();
+    for _ in 0..100 {
+        asked = scope(&provider_authorization_url(base, &client, redirect));
+        if asked == own {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(asked, own);
+}

@@ -71,7 +71,29 @@ struct Inner {
     trusted: TrustedIssuers,
     limiter: RateLimiter,
     http: reqwest::Client,
+    /// The audiences the servers that receive the caller's identity require (their
+    /// `spec.auth.requiredAudiences`), asked for at each sign-in.
+    audiences: RequiredAudiences,
 }
+
+/// Where the required audiences come from, once set.
+#[derive(Default)]
+struct RequiredAudiences(std::sync::OnceLock<AudienceSource>);
+
+impl std::fmt::Debug for RequiredAudiences {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = if self.0.get().is_some() {
+            "set"
+        } else {
+            "unset"
+        };
+        write!(f, "RequiredAudiences({state})")
+    }
+}
+
+/// What tells the OAuth server, at each sign-in, which extra audiences the forwarded ID
+/// token must carry.
+pub type AudienceSource = Box<dyn Fn() -> Vec<String> + Send + Sync>;
 
 impl OAuthServer {
     /// The server of `config` (`aggregator.oauth.server`), trusting `roots` in addition to
@@ -98,8 +120,27 @@ impl OAuthServer {
                 trusted,
                 limiter,
                 http,
+                audiences: RequiredAudiences::default(),
             }),
         })
+    }
+
+    /// Asks the provider, at every sign-in from now on, for the audiences `source` names
+    /// (as Dex's cross-client scopes `audience:server:client_id:<audience>`), so the ID
+    /// token forwarded to a server with `spec.auth.requiredAudiences` carries them. Set once;
+    /// a later call is ignored.
+    pub fn request_audiences_from(&self, source: AudienceSource) {
+        let _ = self.inner.audiences.0.set(source);
+    }
+
+    /// The audiences to ask for now.
+    fn required_audiences(&self) -> Vec<String> {
+        self.inner
+            .audiences
+            .0
+            .get()
+            .map(|source| source())
+            .unwrap_or_default()
     }
 
     /// muster's issuer identifier (its base URL).

@@ -216,6 +216,33 @@ impl Services {
         backends.iter().map(Backend::snapshot).collect()
     }
 
+    /// The audiences the ID token forwarded to servers must carry: the
+    /// `spec.auth.requiredAudiences` of every server that receives the caller's identity
+    /// (`forwardToken` or `forwardIdentity`), sorted, each once. muster's OAuth server asks
+    /// its provider for them at each sign-in.
+    pub fn required_audiences(&self) -> Vec<String> {
+        let backends: Vec<Backend> = self
+            .backends()
+            .values()
+            .map(|r| r.backend.clone())
+            .collect();
+        let mut audiences = std::collections::BTreeSet::new();
+        for backend in &backends {
+            let Some(auth) = backend
+                .spec()
+                .transport
+                .remote()
+                .and_then(|r| r.auth.as_ref())
+            else {
+                continue;
+            };
+            if auth.forward_token || auth.forward_identity {
+                audiences.extend(auth.required_audiences.iter().cloned());
+            }
+        }
+        audiences.into_iter().collect()
+    }
+
     /// Stops every service (on shutdown): children are killed and reaped.
     pub async fn stop_all(&self) {
         let all: Vec<Running> = self.backends().values().cloned().collect();

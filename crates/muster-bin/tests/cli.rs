@@ -441,7 +441,6 @@ spec:
       valueFrom: {type: Secret, name: token, key: value}
   auth:
     type: oauth
-    forwardToken: true
     requiredAudiences: [other-app]
 ";
 
@@ -465,9 +464,8 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
         "mcpserver/remote (mcpservers/remote.yaml): invalid",
         "  spec.headersFrom: not supported in filesystem mode, which has no Secrets to read \
          header values from; put the header in spec.headers instead",
-        "  spec.auth.requiredAudiences: signing in with the caller's own identity is not \
-         supported in filesystem mode yet; remove it and let each session sign in with \
-         core_auth_login",
+        "  spec.auth.requiredAudiences: is asked for at sign-in only for a server that \
+         receives the caller's ID token; set forwardToken: true or remove it",
     ] {
         assert!(
             text.lines().any(|l| l == line),

@@ -8,7 +8,7 @@ use super::value::Value;
 /// The most one print function (`print`, `printf`, `println`, an action's value) writes. Go
 /// has no such bound, but a width or precision of up to ten million applied to every element
 /// of a collection could ask for gigabytes; a printer that reaches it stops, and the function
-/// fails (see [`too_large`]).
+/// fails.
 pub const MAX_PRINT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The error of a print function whose result reached [`MAX_PRINT_BYTES`]; `None` when

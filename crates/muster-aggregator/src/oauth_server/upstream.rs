@@ -130,13 +130,15 @@ impl Upstream {
     }
 
     /// Where to send the user: the provider's authorization endpoint with muster's client,
-    /// `redirect_uri`, `state`, `nonce` and PKCE `challenge`.
+    /// `redirect_uri`, `state`, `nonce` and PKCE `challenge`, asking for the extra
+    /// `audiences` in the ID token.
     pub(crate) async fn authorization_url(
         &self,
         redirect_uri: &str,
         state: &str,
         nonce: &str,
         challenge: &str,
+        audiences: &[String],
     ) -> Result<String, UpstreamError> {
         let metadata = self.metadata().await?;
         let mut url = url::Url::parse(&metadata.authorization_endpoint).map_err(|e| {
@@ -148,7 +150,7 @@ impl Upstream {
                 .append_pair("response_type", "code")
                 .append_pair("client_id", &self.settings.client_id)
                 .append_pair("redirect_uri", redirect_uri)
-                .append_pair("scope", UPSTREAM_SCOPES)
+                .append_pair("scope", &scope_with_audiences(audiences))
                 .append_pair("state", state)
                 .append_pair("nonce", nonce)
                 .append_pair("code_challenge", challenge)
@@ -252,5 +254,49 @@ impl Upstream {
         };
         let request = self.http.get(endpoint).bearer_auth(access_token);
         Ok(fetch::json(request).await?)
+    }
+}
+
+/// The scopes of a sign-in at the provider: muster's own, and Dex's cross-client scope
+/// `audience:server:client_id:<audience>` per extra audience (each once; blank ones and
+/// ones with whitespace, which validation refuses, are left out).
+pub(crate) fn scope_with_audiences(audiences: &[String]) -> String {
+    let mut scope = UPSTREAM_SCOPES.to_owned();
+    let mut seen: Vec<&str> = Vec::new();
+    for audience in audiences {
+        let audience = audience.as_str();
+        if audience.is_empty() || audience.contains(char::is_whitespace) || seen.contains(&audience)
+        {
+            continue;
+        }
+        seen.push(audience);
+        scope.push_str(" audience:server:client_id:");
+        scope.push_str(audience);
+    }
+    scope
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_audiences_become_cross_client_scopes_once_each() {
+        assert_eq!(scope_with_audiences(&[]), UPSTREAM_SCOPES);
+        let audiences = [
+            "kubernetes",
+            "dex-k8s-authenticator",
+            "kubernetes",
+            "",
+            "a b",
+        ]
+        .map(str::to_owned);
+        assert_eq!(
+            scope_with_audiences(&audiences),
+            format!(
+                "{UPSTREAM_SCOPES} audience:server:client_id:kubernetes \
+                 audience:server:client_id:dex-k8s-authenticator"
+            )
+        );
     }
 }

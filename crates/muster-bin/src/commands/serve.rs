@@ -285,8 +285,8 @@ async fn serve(
         .readiness(ready::readiness(root.clone(), kube_probe, services.clone()));
     aggregator = metrics.serve(aggregator, services.clone());
     aggregator = aggregator.backend_auth(backend_auth);
-    if let Some(auth) = front_door_auth {
-        aggregator = aggregator.auth(auth);
+    if let Some(server) = front_door_auth {
+        aggregator = aggregator.auth(oauth::with_required_audiences(server, &services));
     }
     let aggregator = aggregator.build();
     if config.aggregator.transport == AggregatorTransport::Stdio {

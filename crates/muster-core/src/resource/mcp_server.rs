@@ -385,8 +385,12 @@ impl McpServerSpec {
         if !auth.provider_apps.is_empty() {
             errors.push("spec.auth.providerApps", sso);
         }
-        if !auth.required_audiences.is_empty() {
-            errors.push("spec.auth.requiredAudiences", sso);
+        if !auth.required_audiences.is_empty() && !auth.forward_token {
+            errors.push(
+                "spec.auth.requiredAudiences",
+                "is asked for at sign-in only for a server that receives the caller's ID \
+                 token; set forwardToken: true or remove it",
+            );
         }
         if let Some(server) = &auth.authorization_server {
             if server.client_credentials_secret_ref.is_some() {

@@ -99,6 +99,7 @@ async fn start(
             &upstream_state,
             &nonce,
             &s256_challenge(&verifier),
+            &server.required_audiences(),
         )
         .await;
     let url = match url {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use muster_aggregator::oauth_server::OAuthServer;
 use muster_aggregator::server::FrontDoorAuth;
+use muster_aggregator::services::Services;
 use muster_aggregator::tls::ExtraRoots;
 use muster_core::config::MusterConfig;
 
@@ -42,12 +43,23 @@ pub(super) fn extra_roots(config: &MusterConfig) -> anyhow::Result<ExtraRoots> {
 pub(super) fn front_door(
     config: &MusterConfig,
     roots: &ExtraRoots,
-) -> anyhow::Result<Option<Arc<dyn FrontDoorAuth>>> {
+) -> anyhow::Result<Option<OAuthServer>> {
     let settings = &config.aggregator.oauth.server;
     if !settings.enabled {
         return Ok(None);
     }
     let server = OAuthServer::new(settings, roots).context("cannot start the OAuth server")?;
     tracing::info!(issuer = %server.issuer(), "MCP endpoints require OAuth bearer tokens");
-    Ok(Some(Arc::new(server)))
+    Ok(Some(server))
+}
+
+/// `server` as the front door, asking its provider at each sign-in for the audiences the
+/// servers of `services` that receive the caller's identity require.
+pub(super) fn with_required_audiences(
+    server: OAuthServer,
+    services: &Services,
+) -> Arc<dyn FrontDoorAuth> {
+    let services = services.clone();
+    server.request_audiences_from(Box::new(move || services.required_audiences()));
+    Arc::new(server)
 }
