@@ -91,10 +91,18 @@ impl Printer {
     }
 
     fn write_padding(&mut self, n: usize) {
-        let c = if self.f.zero { '0' } else { ' ' };
+        const SPACES: &str = "                                                                ";
+        const ZEROS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+        let run = if self.f.zero { ZEROS } else { SPACES };
         // Past the limit the result is refused anyway: one byte over is enough to tell.
         let room = (MAX_PRINT_BYTES + 1).saturating_sub(self.buf.len());
-        self.buf.extend(std::iter::repeat_n(c, n.min(room)));
+        let mut left = n.min(room);
+        self.buf.reserve(left);
+        while left > 0 {
+            let piece = left.min(run.len());
+            self.buf.push_str(&run[..piece]);
+            left -= piece;
+        }
     }
 
     fn pad(&mut self, s: &str) {
