@@ -1096,15 +1096,19 @@ fn sign_in_asks_the_provider_for_the_audiences_forwarding_servers_require() {
     let wanted = format!(
         "{own} audience:server:client_id:dex-k8s-authenticator audience:server:client_id:kubernetes"
     );
-    let mut asked = String::new();
-    for _ in 0..100 {
-        asked = scope(&provider_authorization_url(base, &client, redirect));
-        if asked == wanted {
-            break;
+    // The definition is picked up within moments of being written (or removed).
+    let scope_becomes = |expected: &str| {
+        let mut asked = String::new();
+        for _ in 0..100 {
+            asked = scope(&provider_authorization_url(base, &client, redirect));
+            if asked == expected {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(asked, wanted);
+        assert_eq!(asked, expected);
+    };
+    scope_becomes(&wanted);
 
     // The provider signs the person in with the extra scopes asked for.
     let mut seen = Seen::default();
@@ -1115,12 +1119,5 @@ fn sign_in_asks_the_provider_for_the_audiences_forwarding_servers_require() {
 
     // Once the server is gone, sign-ins ask for muster's own scopes again.
     std::fs::remove_file(servers.join("k8s.yaml")).unwrap();
-    for _ in 0..100 {
-        asked = scope(&provider_authorization_url(base, &client, redirect));
-        if asked == own {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert_eq!(asked, own);
+    scope_becomes(own);
 }
