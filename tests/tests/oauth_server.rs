@@ -265,11 +265,9 @@ fn register(base: &str, redirect: &str) -> String {
     body["client_id"].as_str().unwrap().to_owned()
 }
 
-/// The browser part of a sign-in: muster's code for `client`.
-fn sign_in(base: &str, client: &str, redirect: &str, challenge: &str, seen: &mut Seen) -> String {
-    let mut browser = Browser::new();
-    let state = "client-state-1";
-    let authorize = format!(
+/// muster's authorization endpoint for a sign-in of `client` with PKCE `challenge`.
+fn authorize_url(base: &str, client: &str, redirect: &str, state: &str, challenge: &str) -> String {
+    format!(
         "{base}/oauth/authorize?{}",
         form(&[
             ("response_type", "code"),
@@ -281,7 +279,14 @@ fn sign_in(base: &str, client: &str, redirect: &str, challenge: &str, seen: &mut
             ("code_challenge_method", "S256"),
             ("resource", &format!("{base}/mcp")),
         ])
-    );
+    )
+}
+
+/// The browser part of a sign-in: muster's code for `client`.
+fn sign_in(base: &str, client: &str, redirect: &str, challenge: &str, seen: &mut Seen) -> String {
+    let mut browser = Browser::new();
+    let state = "client-state-1";
+    let authorize = authorize_url(base, client, redirect, state, challenge);
     let response = browser.get(&authorize, seen);
     assert_eq!(response.status().as_u16(), 302);
     let mut url = location(&response, &authorize);
@@ -1043,18 +1048,7 @@ fn valkey_storage_is_shared_by_replicas_sealed_and_survives_restarts() {
 /// The provider's authorization URL muster sends a browser to for a new sign-in of `client`.
 fn provider_authorization_url(base: &str, client: &str, redirect: &str) -> String {
     let (_, challenge) = pkce();
-    let authorize = format!(
-        "{base}/oauth/authorize?{}",
-        form(&[
-            ("response_type", "code"),
-            ("client_id", client),
-            ("redirect_uri", redirect),
-            ("scope", "openid email"),
-            ("state", "s"),
-            ("code_challenge", &challenge),
-            ("code_challenge_method", "S256"),
-        ])
-    );
+    let authorize = authorize_url(base, client, redirect, "s", &challenge);
     let response = http().get(&authorize).send().unwrap();
     assert_eq!(response.status().as_u16(), 302);
     location(&response, &authorize)
