@@ -208,12 +208,7 @@ impl Services {
 
     /// The current state of every service, sorted by server name.
     pub fn snapshots(&self) -> Vec<crate::backend::BackendSnapshot> {
-        let backends: Vec<Backend> = self
-            .backends()
-            .values()
-            .map(|r| r.backend.clone())
-            .collect();
-        backends.iter().map(Backend::snapshot).collect()
+        self.backend_list().iter().map(Backend::snapshot).collect()
     }
 
     /// The audiences the ID token forwarded to servers must carry: the
@@ -221,13 +216,8 @@ impl Services {
     /// (`forwardToken` or `forwardIdentity`), sorted, each once. muster's OAuth server asks
     /// its provider for them at each sign-in.
     pub fn required_audiences(&self) -> Vec<String> {
-        let backends: Vec<Backend> = self
-            .backends()
-            .values()
-            .map(|r| r.backend.clone())
-            .collect();
         let mut audiences = std::collections::BTreeSet::new();
-        for backend in &backends {
+        for backend in &self.backend_list() {
             let Some(auth) = backend
                 .spec()
                 .transport
@@ -251,6 +241,14 @@ impl Services {
             r.backend.stop()
         });
         futures::future::join_all(stops).await;
+    }
+
+    /// Every service's backend, sorted by server name, copied out of the lock.
+    fn backend_list(&self) -> Vec<Backend> {
+        self.backends()
+            .values()
+            .map(|r| r.backend.clone())
+            .collect()
     }
 
     fn backends(&self) -> MutexGuard<'_, BTreeMap<String, Running>> {

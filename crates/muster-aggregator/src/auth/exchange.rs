@@ -197,7 +197,7 @@ pub(crate) async fn exchange(
     }
     let unreachable = |e: reqwest::Error| ExchangeError::Endpoint {
         endpoint: settings.endpoint.clone(),
-        reason: with_causes(&e.without_url()),
+        reason: crate::backend::failure::with_causes(&e.without_url()),
     };
     let response = request.send().await.map_err(unreachable)?;
     let status = response.status();
@@ -215,18 +215,6 @@ pub(crate) async fn exchange(
         token: SecretString::from(answer.access_token),
         expires_at: Instant::now() + lifetime,
     })
-}
-
-/// `error` and its causes, as `error: cause: cause`.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// `value` encoded as RFC 6749 §2.3.1 asks for the client id and secret of HTTP Basic.

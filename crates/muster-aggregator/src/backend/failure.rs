@@ -154,6 +154,22 @@ pub(crate) fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn Std
     out
 }
 
+/// `error` and its causes as one line, `: `-separated; a cause whose text the line already
+/// holds (an error that prints its source too) is said once.
+pub(crate) fn with_causes(error: &(dyn StdError + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// Gathers [`FailureFacts`] from an error and its sources, by their types.
 pub(crate) fn facts_of(error: &(dyn StdError + 'static)) -> FailureFacts {
     let mut facts = FailureFacts::default();

@@ -15,6 +15,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use super::failure::with_causes;
+
 /// Environment variables through which reqwest sends plain-HTTP requests to a proxy.
 const PROXY_VARIABLES: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
 
@@ -87,7 +89,7 @@ impl LeanClient {
                     .body(Full::new(body))
                     .map_err(|e| e.to_string())?;
                 *request.headers_mut() = headers;
-                let response = client.request(request).await.map_err(|e| chain(&e))?;
+                let response = client.request(request).await.map_err(|e| with_causes(&e))?;
                 let (parts, body) = response.into_parts();
                 Ok(Reply {
                     status: parts.status,
@@ -102,7 +104,7 @@ impl LeanClient {
                     .body(body)
                     .send()
                     .await
-                    .map_err(|e| chain(&e))?;
+                    .map_err(|e| with_causes(&e))?;
                 Ok(Reply {
                     status: response.status(),
                     headers: response.headers().clone(),
@@ -136,29 +138,16 @@ impl Reply {
                             return Some(Ok(data));
                         }
                     }
-                    Err(e) => return Some(Err(chain(&e))),
+                    Err(e) => return Some(Err(with_causes(&e))),
                 }
             },
-            ReplyBody::Reqwest(response) => {
-                response.chunk().await.map_err(|e| chain(&e)).transpose()
-            }
+            ReplyBody::Reqwest(response) => response
+                .chunk()
+                .await
+                .map_err(|e| with_causes(&e))
+                .transpose(),
         }
     }
-}
-
-/// `error` and its causes, `: `-separated, each said once.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -204,7 +193,7 @@ mod tests {
         #[derive(Debug, thiserror::Error)]
         #[error("client error")]
         struct Plain(#[source] Inner);
-        assert_eq!(chain(&Outer(Inner)), "outer: inner");
-        assert_eq!(chain(&Plain(Inner)), "client error: inner");
+        assert_eq!(with_causes(&Outer(Inner)), "outer: inner");
+        assert_eq!(with_causes(&Plain(Inner)), "client error: inner");
     }
 }

@@ -139,12 +139,7 @@ impl Services {
 #[async_trait]
 impl ServiceControl for Services {
     async fn list(&self) -> Vec<ServiceStatus> {
-        let backends: Vec<Backend> = self
-            .backends()
-            .values()
-            .map(|r| r.backend.clone())
-            .collect();
-        let mut all: Vec<ServiceStatus> = backends.iter().map(backend_status).collect();
+        let mut all: Vec<ServiceStatus> = self.backend_list().iter().map(backend_status).collect();
         all.push(self.aggregator_status());
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
