@@ -1115,3 +1115,144 @@ fn sign_in_asks_the_provider_for_the_audiences_forwarding_servers_require() {
     std::fs::remove_file(servers.join("k8s.yaml")).unwrap();
     scope_becomes(own);
 }
+
+/// Runs the `muster` CLI with `HOME` at `home`; its exit status and both outputs.
+fn cli(home: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(muster_tests::muster_bin().unwrap())
+        .args(args)
+        .env("HOME", home)
+        .env_remove("MUSTER_ENDPOINT")
+        .env_remove("MUSTER_CONTEXT")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The one stored sign-in under `home`.
+fn stored_sign_in(home: &std::path::Path) -> (std::path::PathBuf, Value) {
+    let dir = home.join(".config/muster/tokens");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    (files[0].clone(), serde_json::from_str(&text).unwrap())
+}
+
+#[test]
+fn the_cli_signs_in_refreshes_and_signs_out() {
+    use std::io::BufRead as _;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let s = setup(json!({}));
+    let home = tempfile::tempdir().unwrap();
+    let endpoint = format!("{}/mcp", s.base);
+    let target = ["--endpoint", endpoint.as_str()];
+    let mut seen = Seen::default();
+
+    // Signed out: client commands say what to run.
+    let (ok, _, err) = cli(home.path(), &[&["list", "tool"][..], &target].concat());
+    assert!(!ok);
+    assert!(err.contains("run: muster auth login"), "{err}");
+
+    // Sign in: the CLI prints the URL; the browser goes through muster and the provider
+    // and comes back to the CLI's loopback listener.
+    let mut login = Command::new(muster_tests::muster_bin().unwrap())
+        .args(["auth", "login", "--no-browser", "--callback-port", "0"])
+        .args(target)
+        .env("HOME", home.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(login.stderr.take().unwrap());
+    let mut printed = String::new();
+    let url = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{printed}");
+        printed.push_str(&line);
+        if let Some(url) = line
+            .trim()
+            .strip_prefix(&format!("{}/oauth/authorize?", s.base))
+        {
+            break format!("{}/oauth/authorize?{url}", s.base);
+        }
+    };
+    let mut browser = Browser::new();
+    let mut next = url;
+    for _ in 0..25 {
+        if url::Url::parse(&next).unwrap().path() == "/callback" {
+            break;
+        }
+        let response = browser.get(&next, &mut seen);
+        assert!(
+            response.status().is_redirection(),
+            "{next}: {}",
+            response.status()
+        );
+        next = location(&response, &next);
+    }
+    let answer = query(&next);
+    assert_eq!(answer["iss"], s.base);
+    seen.add(&answer["code"]);
+    let page = http().get(&next).send().unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(login.wait().unwrap().success(), "{printed}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(rest.contains("Signed in to muster"), "{rest}");
+
+    // The tokens are private to the user.
+    let (file, record) = stored_sign_in(home.path());
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(file.parent().unwrap()), 0o700);
+    let access = record["accessToken"].as_str().unwrap().to_owned();
+    let refresh_token = record["refreshToken"].as_str().unwrap().to_owned();
+    seen.add(&access);
+    seen.add(&refresh_token);
+
+    // Client commands now carry the bearer.
+    let (ok, out, err) = cli(home.path(), &[&["list", "tool"][..], &target].concat());
+    assert!(ok, "{err}");
+    let (ok, status, _) = cli(home.path(), &[&["auth", "status"][..], &target].concat());
+    assert!(ok && status.contains("signed in: yes"), "{status}");
+
+    // An access token about to expire is refreshed (the refresh token rotates).
+    let mut expired = record.clone();
+    expired["expiresAt"] = json!("2000-01-01T00:00:00Z");
+    std::fs::write(&file, expired.to_string()).unwrap();
+    let (ok, _, err) = cli(home.path(), &[&["list", "tool"][..], &target].concat());
+    assert!(ok, "{err}");
+    let (_, refreshed) = stored_sign_in(home.path());
+    let new_refresh = refreshed["refreshToken"].as_str().unwrap().to_owned();
+    assert_ne!(refreshed["accessToken"].as_str().unwrap(), access);
+    assert_ne!(new_refresh, refresh_token);
+    seen.add(refreshed["accessToken"].as_str().unwrap());
+    seen.add(&new_refresh);
+    assert_eq!(mode(&file), 0o600);
+
+    // Sign out: the refresh token is revoked at muster and the file is gone.
+    let (ok, _, err) = cli(home.path(), &[&["auth", "logout"][..], &target].concat());
+    assert!(ok && err.contains("Signed out"), "{err}");
+    assert!(!file.exists());
+    let client_id = refreshed["clientId"].as_str().unwrap();
+    let (code, _) = refresh(&s.base, client_id, &new_refresh);
+    assert_eq!(code, 400, "a revoked refresh token is refused");
+    let (ok, _, err) = cli(home.path(), &[&["list", "tool"][..], &target].concat());
+    assert!(!ok && err.contains("muster auth login"), "{err}");
+
+    seen.assert_absent_from(&[
+        (
+            "the CLI's output",
+            &format!("{printed}{rest}{out}{status}{err}"),
+        ),
+        ("muster's log", &s.muster.log()),
+    ]);
+    drop(s.idp);
+}

@@ -20,6 +20,7 @@
 //! ```
 
 mod error;
+pub mod signin;
 mod sink;
 
 use std::collections::HashMap;

@@ -76,6 +76,8 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Manage named muster endpoints in ~/.config/muster/contexts.yaml.
     Context(ContextArgs),
+    /// Sign in to a muster protected by OAuth, or to its MCP servers; show or end sign-ins.
+    Auth(AuthArgs),
     /// Print a shell completion script.
     Completion(CompletionArgs),
 }

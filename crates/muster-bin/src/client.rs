@@ -9,7 +9,10 @@
 pub(crate) mod endpoint;
 mod envelope;
 
-use muster_aggregator::client::{ClientError, MusterClient, Notifications};
+use http::HeaderValue;
+use http::header::AUTHORIZATION;
+use muster_aggregator::client::{ClientError, ClientOptions, MusterClient, Notifications};
+use muster_core::secret::{ExposeSecret as _, SecretString};
 use serde_json::{Value, json};
 
 pub(crate) use self::endpoint::{Contexts, resolve_endpoint};
@@ -25,9 +28,22 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    /// Opens a session with the server at `endpoint`.
-    pub(crate) async fn connect(endpoint: &str) -> anyhow::Result<Self> {
-        let session = MusterClient::connect(endpoint).await.map_err(cli_error)?;
+    /// Opens a session with the server at `endpoint`, sending `bearer` as
+    /// `Authorization: Bearer` when given.
+    pub(crate) async fn connect(
+        endpoint: &str,
+        bearer: Option<&SecretString>,
+    ) -> anyhow::Result<Self> {
+        let mut options = ClientOptions::default();
+        if let Some(token) = bearer {
+            let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
+                .map_err(|_| anyhow::anyhow!("the stored token is not a valid header value"))?;
+            value.set_sensitive(true);
+            options.headers.insert(AUTHORIZATION, value);
+        }
+        let session = MusterClient::connect_with(endpoint, options)
+            .await
+            .map_err(cli_error)?;
         Ok(Self { session })
     }
 
@@ -84,6 +100,9 @@ pub(crate) fn cli_error(error: ClientError) -> anyhow::Error {
     match error {
         ClientError::NotFound { endpoint } => anyhow::anyhow!(
             "no MCP endpoint at {endpoint} (HTTP 404): check --endpoint or the context"
+        ),
+        ClientError::Unauthorized { endpoint, .. } => anyhow::anyhow!(
+            "Authentication required - run: muster auth login --endpoint {endpoint}"
         ),
         other => anyhow::Error::new(other),
     }

@@ -1,6 +1,7 @@
 //! One module per subcommand; [`run()`] dispatches.
 
 mod agent;
+mod auth;
 mod call;
 mod completion;
 mod context;
@@ -44,5 +45,6 @@ pub(crate) fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Run(args) => run::run(&args),
         Command::Context(args) => context::run(&args.command),
         Command::Completion(args) => Ok(completion::run(&args)),
+        Command::Auth(args) => auth::run(&args.command),
     }
 }

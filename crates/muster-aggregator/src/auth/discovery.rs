@@ -21,6 +21,8 @@ pub(crate) struct AuthorizationServer {
     pub(crate) authorization_endpoint: String,
     pub(crate) token_endpoint: String,
     pub(crate) revocation_endpoint: Option<String>,
+    /// Where clients register themselves (RFC 7591), when the server says.
+    pub(crate) registration_endpoint: Option<String>,
     /// Whether the server supports the RFC 9207 `iss` response parameter.
     pub(crate) iss_parameter_supported: bool,
 }
@@ -57,6 +59,8 @@ struct ServerMetadata {
     token_endpoint: String,
     #[serde(default)]
     revocation_endpoint: Option<String>,
+    #[serde(default)]
+    registration_endpoint: Option<String>,
     #[serde(default)]
     authorization_response_iss_parameter_supported: bool,
 }
@@ -143,6 +147,7 @@ pub(crate) async fn authorization_server(
             authorization_endpoint: doc.authorization_endpoint,
             token_endpoint: doc.token_endpoint,
             revocation_endpoint: doc.revocation_endpoint,
+            registration_endpoint: doc.registration_endpoint,
             iss_parameter_supported: doc.authorization_response_iss_parameter_supported,
         });
     }

@@ -83,6 +83,7 @@ impl BackendAuth {
                     authorization_endpoint,
                     token_endpoint,
                     revocation_endpoint,
+                    registration_endpoint: None,
                     iss_parameter_supported: false,
                 }
             }

@@ -373,6 +373,89 @@ pub(crate) struct AgentArgs {
     pub(crate) target: EndpointArgs,
 }
 
+/// Arguments of `muster auth`.
+#[derive(Debug, Args)]
+pub(crate) struct AuthArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub(crate) command: AuthCommand,
+}
+
+/// The `auth` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuthCommand {
+    /// Sign in to muster (browser, PKCE, a loopback callback); with `--server`, sign in to
+    /// one of its MCP servers through muster (`core_auth_login`).
+    Login(AuthLoginArgs),
+    /// Show whether you are signed in to muster, and the sign-in state of its MCP servers.
+    Status(AuthStatusArgs),
+    /// Sign out of muster (the refresh token is revoked, the local tokens removed); with
+    /// `--server`, sign out of one of its MCP servers (`core_auth_logout`).
+    Logout(AuthLogoutArgs),
+}
+
+/// Arguments of `muster auth login`.
+#[derive(Debug, Args)]
+pub(crate) struct AuthLoginArgs {
+    /// Sign in to this MCP server of muster's instead of to muster itself.
+    #[arg(short, long, value_name = "NAME")]
+    pub(crate) server: Option<String>,
+
+    /// Print the sign-in URL instead of opening a browser.
+    #[arg(long)]
+    pub(crate) no_browser: bool,
+
+    /// The port of the loopback callback (any free port when 0).
+    #[arg(
+        long,
+        env = "MUSTER_OAUTH_CALLBACK_PORT",
+        default_value_t = 3000,
+        value_name = "PORT"
+    )]
+    pub(crate) callback_port: u16,
+
+    /// The client id to sign in with, registered with muster beforehand (or a Client ID
+    /// Metadata Document URL). Without it the CLI registers itself (RFC 7591).
+    #[arg(long, env = "MUSTER_OAUTH_CLIENT_ID", value_name = "ID")]
+    pub(crate) client_id: Option<String>,
+
+    /// How long to wait for the browser, in seconds.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub(crate) timeout: u64,
+
+    /// Which muster to talk to.
+    #[command(flatten)]
+    pub(crate) target: EndpointArgs,
+}
+
+/// Arguments of `muster auth status`.
+#[derive(Debug, Args)]
+pub(crate) struct AuthStatusArgs {
+    /// Show only this MCP server.
+    #[arg(short, long, value_name = "NAME")]
+    pub(crate) server: Option<String>,
+
+    /// Which muster to talk to.
+    #[command(flatten)]
+    pub(crate) target: EndpointArgs,
+}
+
+/// Arguments of `muster auth logout`.
+#[derive(Debug, Args)]
+pub(crate) struct AuthLogoutArgs {
+    /// Sign out of this MCP server of muster's instead of out of muster.
+    #[arg(short, long, value_name = "NAME")]
+    pub(crate) server: Option<String>,
+
+    /// Sign out of every muster this user is signed in to.
+    #[arg(long, conflicts_with = "server")]
+    pub(crate) all: bool,
+
+    /// Which muster to talk to.
+    #[command(flatten)]
+    pub(crate) target: EndpointArgs,
+}
+
 /// Arguments of `muster context`.
 #[derive(Debug, Args)]
 pub(crate) struct ContextArgs {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::StreamExt as _;
 use muster_aggregator::bridge::Bridge;
+use muster_core::secret::ExposeSecret as _;
 use serde_json::Value;
 
 use super::remote;
@@ -35,14 +36,21 @@ pub(crate) fn run(args: &AgentArgs) -> anyhow::Result<ExitCode> {
 /// Bridges stdio to muster until the IDE closes stdin.
 fn bridge(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     let endpoint = remote::endpoint(&args.target)?;
-    let bridge =
-        Bridge::new(&endpoint)?.reconnect_timeout(Duration::from_secs(args.reconnect_timeout));
-    tracing::info!(%endpoint, "bridging stdio to muster");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let mut bridge =
+        Bridge::new(&endpoint)?.reconnect_timeout(Duration::from_secs(args.reconnect_timeout));
+    // The sign-in of `muster auth login`, refreshed now if it is about to expire.
+    if let Some(token) = runtime.block_on(super::auth::store::bearer(&endpoint))? {
+        let mut value = http::HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
+            .map_err(|_| anyhow::anyhow!("the stored token is not a valid header value"))?;
+        value.set_sensitive(true);
+        bridge = bridge.header(http::header::AUTHORIZATION, value);
+    }
+    tracing::info!(%endpoint, "bridging stdio to muster");
     runtime.block_on(bridge.run_stdio())?;
     // Leave the blocking stdin reader behind instead of waiting for it.
     runtime.shutdown_background();

@@ -31,9 +31,12 @@ pub(super) fn endpoint(target: &EndpointArgs) -> anyhow::Result<String> {
     )
 }
 
-/// Opens a session with the muster `target` names.
+/// Opens a session with the muster `target` names, with the bearer token of `muster auth
+/// login` when there is one.
 pub(super) async fn connect(target: &EndpointArgs) -> anyhow::Result<Client> {
-    Client::connect(&endpoint(target)?).await
+    let endpoint = endpoint(target)?;
+    let bearer = super::auth::store::bearer(&endpoint).await?;
+    Client::connect(&endpoint, bearer.as_ref()).await
 }
 
 /// Tool arguments from `--json` and repeated `--arg KEY=VALUE` (which win). A value that is
