@@ -222,6 +222,10 @@ fn lock(endpoint: &str) -> anyhow::Result<File> {
 ///
 /// When the refresh is refused: the sign-in has ended and `muster auth login` is needed.
 pub(crate) async fn bearer(endpoint: &str) -> anyhow::Result<Option<SecretString>> {
+    // Without a home directory there is nowhere a sign-in could be kept.
+    if std::env::var_os("HOME").is_none() {
+        return Ok(None);
+    }
     let Some(record) = load(endpoint)? else {
         return Ok(None);
     };
