@@ -12,7 +12,6 @@ mod envelope;
 use http::HeaderValue;
 use http::header::AUTHORIZATION;
 use muster_aggregator::client::{ClientError, ClientOptions, MusterClient, Notifications};
-use muster_core::secret::{ExposeSecret as _, SecretString};
 use serde_json::{Value, json};
 
 pub(crate) use self::endpoint::{Contexts, resolve_endpoint};
@@ -28,17 +27,14 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    /// Opens a session with the server at `endpoint`, sending `bearer` as
-    /// `Authorization: Bearer` when given.
+    /// Opens a session with the server at `endpoint`, sending `authorization` as the
+    /// `Authorization` header when given.
     pub(crate) async fn connect(
         endpoint: &str,
-        bearer: Option<&SecretString>,
+        authorization: Option<HeaderValue>,
     ) -> anyhow::Result<Self> {
         let mut options = ClientOptions::default();
-        if let Some(token) = bearer {
-            let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
-                .map_err(|_| anyhow::anyhow!("the stored token is not a valid header value"))?;
-            value.set_sensitive(true);
+        if let Some(value) = authorization {
             options.headers.insert(AUTHORIZATION, value);
         }
         let session = MusterClient::connect_with(endpoint, options)

@@ -189,16 +189,6 @@ impl AuthServer {
             .map(str::to_owned)
             .ok_or_else(|| SignInError::Registration("the answer has no client_id".to_owned()))
     }
-
-    /// Revokes `token` (RFC 7009) as `client_id`; the refresh token of a muster sign-in ends
-    /// its whole session. Does nothing when the server has no revocation endpoint.
-    ///
-    /// # Errors
-    ///
-    /// When the endpoint cannot be reached or refuses.
-    pub async fn revoke(&self, client_id: &str, token: &SecretString) -> Result<(), SignInError> {
-        revoke_at(&self.http, self.revocation_endpoint(), client_id, token).await
-    }
 }
 
 /// A started sign-in: the URL to open, and what checks and redeems the answer.
@@ -330,8 +320,8 @@ pub async fn refresh(grant: &Grant) -> Result<Grant, SignInError> {
         .map_err(|e| SignInError::Token(e.to_string()))
 }
 
-/// Revokes `token` at `revocation_endpoint` (RFC 7009) as `client_id`; nothing when there
-/// is no endpoint.
+/// Revokes the refresh token `token` at `revocation_endpoint` (RFC 7009) as `client_id`;
+/// for a muster sign-in this ends its whole session. Nothing when there is no endpoint.
 ///
 /// # Errors
 ///
@@ -341,18 +331,10 @@ pub async fn revoke(
     client_id: &str,
     token: &SecretString,
 ) -> Result<(), SignInError> {
-    revoke_at(&http_client()?, revocation_endpoint, client_id, token).await
-}
-
-async fn revoke_at(
-    http: &reqwest::Client,
-    revocation_endpoint: Option<&str>,
-    client_id: &str,
-    token: &SecretString,
-) -> Result<(), SignInError> {
     let Some(url) = revocation_endpoint else {
         return Ok(());
     };
+    let http = http_client()?;
     let body = form_urlencoded::Serializer::new(String::new())
         .append_pair("token", token.expose_secret())
         .append_pair("token_type_hint", "refresh_token")

@@ -10,7 +10,6 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::StreamExt as _;
 use muster_aggregator::bridge::Bridge;
-use muster_core::secret::ExposeSecret as _;
 use serde_json::Value;
 
 use super::remote;
@@ -44,10 +43,7 @@ fn bridge(args: &AgentArgs) -> anyhow::Result<ExitCode> {
     let mut bridge =
         Bridge::new(&endpoint)?.reconnect_timeout(Duration::from_secs(args.reconnect_timeout));
     // The sign-in of `muster auth login`, refreshed now if it is about to expire.
-    if let Some(token) = runtime.block_on(super::auth::store::bearer(&endpoint))? {
-        let mut value = http::HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
-            .map_err(|_| anyhow::anyhow!("the stored token is not a valid header value"))?;
-        value.set_sensitive(true);
+    if let Some(value) = runtime.block_on(super::auth::store::authorization(&endpoint))? {
         bridge = bridge.header(http::header::AUTHORIZATION, value);
     }
     tracing::info!(%endpoint, "bridging stdio to muster");

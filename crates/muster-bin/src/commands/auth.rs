@@ -27,10 +27,10 @@ pub(crate) fn run(command: &AuthCommand) -> anyhow::Result<ExitCode> {
 }
 
 async fn login(args: &AuthLoginArgs) -> anyhow::Result<ExitCode> {
-    let endpoint = store::normalize(&remote::endpoint(&args.target)?);
     if let Some(server) = &args.server {
         return login_to_server(args, server).await;
     }
+    let endpoint = store::normalize(&remote::endpoint(&args.target)?);
     let Some(server) = signin::discover(&endpoint).await? else {
         eprintln!("muster at {endpoint} does not ask for a sign-in.");
         return Ok(ExitCode::SUCCESS);

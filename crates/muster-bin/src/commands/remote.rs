@@ -35,8 +35,8 @@ pub(super) fn endpoint(target: &EndpointArgs) -> anyhow::Result<String> {
 /// login` when there is one.
 pub(super) async fn connect(target: &EndpointArgs) -> anyhow::Result<Client> {
     let endpoint = endpoint(target)?;
-    let bearer = super::auth::store::bearer(&endpoint).await?;
-    Client::connect(&endpoint, bearer.as_ref()).await
+    let authorization = super::auth::store::authorization(&endpoint).await?;
+    Client::connect(&endpoint, authorization).await
 }
 
 /// Tool arguments from `--json` and repeated `--arg KEY=VALUE` (which win). A value that is

@@ -58,6 +58,8 @@ impl Loopback {
         let answer = async {
             loop {
                 let Ok((stream, _)) = self.listener.accept().await else {
+                    // Out of descriptors, say: wait instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
                 if let Some(query) = serve(stream).await {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use chrono::{DateTime, Utc};
+use http::HeaderValue;
 use muster_aggregator::client::signin;
 use muster_core::auth::Grant;
 use muster_core::secret::{ExposeSecret as _, SecretString};
@@ -94,10 +95,8 @@ impl StoredSignIn {
 
     /// Whether the access token has expired or will within the refresh margin.
     pub(crate) fn needs_refresh(&self) -> bool {
-        self.grant().expires_within(
-            Utc::now(),
-            chrono::Duration::seconds(REFRESH_MARGIN_SECONDS),
-        )
+        self.expires_at
+            .is_some_and(|at| at - chrono::Duration::seconds(REFRESH_MARGIN_SECONDS) <= Utc::now())
     }
 }
 
@@ -215,13 +214,28 @@ fn lock(endpoint: &str) -> anyhow::Result<File> {
     Ok(file)
 }
 
+/// The `Authorization: Bearer` header for `endpoint` (marked sensitive), from [`bearer`].
+///
+/// # Errors
+///
+/// As [`bearer`], or when the stored token is not a valid header value.
+pub(crate) async fn authorization(endpoint: &str) -> anyhow::Result<Option<HeaderValue>> {
+    let Some(token) = bearer(endpoint).await? else {
+        return Ok(None);
+    };
+    let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
+        .map_err(|_| anyhow::anyhow!("the stored token is not a valid header value"))?;
+    value.set_sensitive(true);
+    Ok(Some(value))
+}
+
 /// The bearer token for `endpoint`: none when not signed in; refreshed (and stored) first
 /// when it is about to expire.
 ///
 /// # Errors
 ///
 /// When the refresh is refused: the sign-in has ended and `muster auth login` is needed.
-pub(crate) async fn bearer(endpoint: &str) -> anyhow::Result<Option<SecretString>> {
+async fn bearer(endpoint: &str) -> anyhow::Result<Option<SecretString>> {
     // Without a home directory there is nowhere a sign-in could be kept.
     if std::env::var_os("HOME").is_none() {
         return Ok(None);
