@@ -25,6 +25,7 @@
 //! # }
 //! ```
 
+mod error;
 mod loopback;
 
 use std::collections::BTreeMap;
@@ -34,6 +35,7 @@ use muster_core::auth::Grant;
 use muster_core::secret::{ExposeSecret as _, SecretString};
 use serde_json::{Value, json};
 
+pub use self::error::SignInError;
 pub use self::loopback::Loopback;
 use crate::auth::discovery::{self, AuthorizationServer, DiscoveryError};
 use crate::auth::{pkce, token};
@@ -42,43 +44,6 @@ use crate::auth::{pkce, token};
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 /// The scopes asked for: an identity and a refresh token.
 pub const SCOPES: &str = "openid profile email offline_access";
-
-/// Why a sign-in step failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SignInError {
-    /// muster (or its authorization server) could not be reached.
-    #[error("cannot reach {url}: {reason}")]
-    Unreachable {
-        /// What was asked.
-        url: String,
-        /// Why it failed.
-        reason: String,
-    },
-    /// Discovery found no usable authorization server.
-    #[error("cannot find how to sign in to {endpoint}: {reason}")]
-    Discovery {
-        /// The endpoint.
-        endpoint: String,
-        /// What was missing.
-        reason: String,
-    },
-    /// Registration was refused.
-    #[error("the server refused to register this client: {0}")]
-    Registration(String),
-    /// The authorization server answered the sign-in with an error, or a wrong one.
-    #[error("the sign-in was refused: {0}")]
-    Refused(String),
-    /// The token endpoint refused the code or the refresh token.
-    #[error("{0}")]
-    Token(String),
-    /// The loopback listener could not be opened or nothing came back in time.
-    #[error("{0}")]
-    Callback(String),
-    /// No random numbers.
-    #[error("no random numbers: {0}")]
-    Random(String),
-}
 
 /// The authorization server of a muster endpoint.
 #[derive(Debug, Clone)]

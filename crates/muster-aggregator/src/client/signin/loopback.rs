@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::SignInError;
+use super::error::SignInError;
 
 /// The path the browser is sent back to.
 const CALLBACK_PATH: &str = "/callback";
