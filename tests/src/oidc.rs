@@ -306,7 +306,7 @@ impl ExchangeIdp {
 
 /// A CA (`ca`) and a certificate it signed for 127.0.0.1 (`leaf`, with `key`), made by
 /// `openssl` in `dir`.
-fn make_certificates(dir: &Path, ca: &Path, leaf: &Path, key: &Path) -> anyhow::Result<()> {
+pub fn make_certificates(dir: &Path, ca: &Path, leaf: &Path, key: &Path) -> anyhow::Result<()> {
     let ca_key = dir.join("exchange-ca-key.pem");
     let request = dir.join("exchange-cert.csr");
     let extensions = dir.join("exchange-cert.ext");

@@ -35,6 +35,7 @@ fn free_port() -> u16 {
 /// The IdP and the protected MCP server; killed when dropped.
 struct Idp {
     child: Child,
+    issuer: String,
     mcp_url: String,
     /// Kept open: the fixture may still write to its stdout.
     _stdout: BufReader<std::process::ChildStdout>,
@@ -48,6 +49,15 @@ impl Drop for Idp {
 }
 
 fn start_idp(redirect_uri: &str, tokens_file: &std::path::Path) -> Idp {
+    start_idp_with(redirect_uri, tokens_file, &[])
+}
+
+/// [`start_idp`] with more environment for the fixture (TLS, the revocations file).
+fn start_idp_with(
+    redirect_uri: &str,
+    tokens_file: &std::path::Path,
+    extra: &[(&str, &std::path::Path)],
+) -> Idp {
     let node = deps::require("node_modules/.bin/node").unwrap();
     let provider_dir = deps::require(OIDC_PROVIDER).unwrap();
     let mut child = Command::new(node)
@@ -61,6 +71,7 @@ fn start_idp(redirect_uri: &str, tokens_file: &std::path::Path) -> Idp {
         // Shorter than muster's refresh margin: every request refreshes the token first.
         .env("ACCESS_TOKEN_TTL", "30")
         .env("TOKENS_FILE", tokens_file)
+        .envs(extra.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -72,6 +83,7 @@ fn start_idp(redirect_uri: &str, tokens_file: &std::path::Path) -> Idp {
     let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
     Idp {
         child,
+        issuer: ready["issuer"].as_str().unwrap().to_owned(),
         mcp_url: ready["mcp"].as_str().unwrap().to_owned(),
         _stdout: stdout,
     }
@@ -80,10 +92,18 @@ fn start_idp(redirect_uri: &str, tokens_file: &std::path::Path) -> Idp {
 /// A browser: follows redirects by hand, keeping cookies, until a `Location` starts with
 /// `stop_at`; returns that location.
 fn browse_until(start: &str, stop_at: &str) -> String {
-    let http = reqwest::blocking::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
+    browse_trusting(start, stop_at, None)
+}
+
+/// [`browse_until`], trusting the CA certificate at `ca` besides the system's.
+fn browse_trusting(start: &str, stop_at: &str, ca: Option<&std::path::Path>) -> String {
+    let mut builder =
+        reqwest::blocking::Client::builder().redirect(reqwest::redirect::Policy::none());
+    if let Some(ca) = ca {
+        let pem = std::fs::read(ca).unwrap();
+        builder = builder.add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap());
+    }
+    let http = builder.build().unwrap();
     let mut cookies: BTreeMap<String, String> = BTreeMap::new();
     let mut url = url::Url::parse(start).unwrap();
     for _ in 0..12 {
@@ -331,5 +351,154 @@ fn sign_in_to_a_server_protected_by_a_real_openid_provider() {
             !log.contains(secret),
             "a secret value is in muster's log:\n{log}"
         );
+    }
+}
+
+/// Waits until `client` sees the tool `tool` (`true`) or no longer sees it (`false`).
+fn wait_for_tool(client: &McpClient, tool: &str, visible: bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.reachable_tools().unwrap().contains(&tool.to_owned()) != visible {
+        assert!(
+            Instant::now() < deadline,
+            "{tool} did not become {}",
+            if visible { "visible" } else { "hidden" }
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_subject_grant_serves_every_session_of_the_person_until_sign_out_revokes_it() {
+    let certificates = tempfile::tempdir().unwrap();
+    let ca = certificates.path().join("ca.pem");
+    let leaf = certificates.path().join("leaf.pem");
+    let key = certificates.path().join("leaf-key.pem");
+    muster_tests::oidc::make_certificates(certificates.path(), &ca, &leaf, &key).unwrap();
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    let revocations = tempfile::NamedTempFile::new().unwrap();
+    let dir = MusterConfig::new()
+        .aggregator_setting(&format!(
+            "oauth: {{mcpClient: {{enabled: true, clientId: {CLIENT_ID}}}}}"
+        ))
+        .aggregator_setting(&format!("extraCaFile: {}", ca.display()))
+        .write()
+        .unwrap();
+    let callback = format!("http://127.0.0.1:{}/oauth/proxy/callback", dir.port());
+    let idp = start_idp_with(
+        &callback,
+        tokens.path(),
+        &[
+            ("TLS_CERT_FILE", leaf.as_path()),
+            ("TLS_KEY_FILE", key.as_path()),
+            ("REVOCATIONS_FILE", revocations.path()),
+        ],
+    );
+    assert!(idp.issuer.starts_with("https://"), "{}", idp.issuer);
+    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
+    std::fs::write(
+        dir.path().join("mcpservers/protected.yaml"),
+        json!({
+            "apiVersion": "muster.giantswarm.io/v1alpha1",
+            "kind": "MCPServer",
+            "metadata": {"name": "protected"},
+            "spec": {
+                "type": "streamable-http",
+                "url": idp.mcp_url,
+                "autoStart": true,
+                "auth": {
+                    "type": "oauth",
+                    "authorizationServer": {
+                        "issuer": idp.issuer,
+                        "scopes": "mcp:read",
+                        "grantScope": "subject",
+                    },
+                },
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let muster = dir.start_with_args(&["--debug"]).unwrap();
+    // Without sign-in to muster itself every session is the same person.
+    let first = muster.client().unwrap();
+    let second = muster.client().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_entry(&first, "protected")["state"] != "Auth Required" {
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            server_entry(&first, "protected")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The first session signs in in the browser.
+    let login = first
+        .call("core_auth_login", json!({"server": "protected"}))
+        .unwrap();
+    let auth_url = login.raw["structuredContent"]["authUrl"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", login.text()))
+        .to_owned();
+    let redirect = browse_trusting(&auth_url, &callback, Some(&ca));
+    let http = reqwest::blocking::Client::new();
+    let done = http.get(&redirect).send().unwrap();
+    let status = done.status();
+    assert_eq!(status, 200, "{}\n{}", done.text().unwrap(), muster.log());
+    wait_for_tool(&first, "x_protected_whoami", true);
+    let called = first.call("x_protected_whoami", json!({})).unwrap();
+    assert!(!called.is_error, "{}", called.text());
+    assert_eq!(called.json().unwrap()["sub"], USER);
+
+    // The second session reuses the person's grant: no browser, connected at once.
+    let reused = second
+        .call("core_auth_login", json!({"server": "protected"}))
+        .unwrap();
+    assert!(
+        reused
+            .text()
+            .starts_with("Successfully connected to 'protected'!"),
+        "{}",
+        reused.text()
+    );
+    assert!(reused.raw["structuredContent"]["authUrl"].is_null());
+    wait_for_tool(&second, "x_protected_whoami", true);
+    let called = second.call("x_protected_whoami", json!({})).unwrap();
+    assert!(!called.is_error, "{}", called.text());
+    assert_eq!(called.json().unwrap()["sub"], USER);
+
+    // Sign-out revokes the grant at the provider and ends it for every session.
+    let logout = first
+        .call("core_auth_logout", json!({"server": "protected"}))
+        .unwrap();
+    assert!(!logout.is_error, "{}", logout.text());
+    assert!(
+        logout.text().starts_with(
+            "Successfully logged out from 'protected'. Your sign-in was revoked at the \
+             authorization server and ended for all your sessions."
+        ),
+        "{}",
+        logout.text()
+    );
+    let revoked = std::fs::read_to_string(revocations.path()).unwrap();
+    assert_eq!(revoked.lines().count(), 1, "grants revoked: {revoked:?}");
+    wait_for_tool(&second, "x_protected_whoami", false);
+    for client in [&first, &second] {
+        let again = client
+            .call("core_auth_login", json!({"server": "protected"}))
+            .unwrap();
+        assert!(
+            again.text().starts_with("Authentication Required"),
+            "{}",
+            again.text()
+        );
+    }
+
+    // No token reached muster's log.
+    let log = muster.log();
+    let seen = std::fs::read_to_string(tokens.path()).unwrap();
+    assert!(seen.lines().count() >= 2);
+    for token in seen.lines().filter(|l| !l.is_empty()) {
+        assert!(!log.contains(token), "a token is in muster's log:\n{log}");
     }
 }

@@ -36,6 +36,7 @@ mod exchange;
 mod forward;
 mod login;
 mod logout;
+mod owner;
 mod pinned_client;
 pub(crate) mod pkce;
 mod pool;
@@ -81,6 +82,8 @@ struct Inner {
     pending: Arc<dyn PendingSignInStore>,
     http: reqwest::Client,
     pool: pool::Pool,
+    /// One refresh at a time per grant.
+    refreshes: session_token::RefreshLocks,
     limiter: rate::RateLimiter,
     /// Token forwarding of each session.
     forwarding: forward::Forwarding,
@@ -133,6 +136,7 @@ impl BackendAuth {
         let auth = Self {
             inner: Arc::new(Inner {
                 pool: pool::Pool::new(services.clone(), settings.max_connections),
+                refreshes: session_token::RefreshLocks::default(),
                 limiter: rate::RateLimiter::new(settings.sign_ins_per_minute),
                 forwarding: forward::Forwarding::default(),
                 settings,

@@ -1,6 +1,6 @@
 //! The authorization server's redirect back to muster: the `state` is taken once, the `iss`
-//! checked (RFC 9207), the code exchanged and the grant filed under (session, issuer); then
-//! the session is connected.
+//! checked (RFC 9207), the code exchanged and the grant filed under (session, issuer), or
+//! (person, issuer) for a `grantScope: subject` server; then the session is connected.
 
 use muster_core::tool::SessionId;
 use subtle::ConstantTimeEq;
@@ -135,15 +135,22 @@ impl BackendAuth {
         )
         .await
         .map_err(|e| CallbackError::Exchange(e.to_string()))?;
+        let owner = pending
+            .grant_owner
+            .clone()
+            .unwrap_or_else(|| pending.session.clone());
         self.inner
             .grants
-            .put_grant(&pending.session, grant.clone())
+            .put_grant(&owner, grant.clone())
             .await
             .map_err(|e| CallbackError::Store(e.to_string()))?;
         tracing::info!(server = %pending.server, issuer = %pending.issuer, "sign-in completed");
         let session = SessionId::new(pending.session.as_str());
         let connected = match global {
-            Some(global) => match self.connect_session(&session, &global, &grant).await {
+            Some(global) => match self
+                .connect_session(&session, &owner, &global, &grant)
+                .await
+            {
                 Ok(_) => true,
                 Err(e) => {
                     tracing::info!(server = %pending.server, error = %e, "connecting after sign-in failed");

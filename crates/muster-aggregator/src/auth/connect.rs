@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use muster_core::auth::Grant;
+use muster_core::auth::{Grant, SessionKey};
 use muster_core::secret::{ExposeSecret, Redactor};
 use muster_core::tool::SessionId;
 
@@ -12,49 +12,58 @@ use crate::backend::{Backend, BackendError, BearerSource};
 use crate::naming::BackendNaming;
 
 impl BackendAuth {
-    /// Connects `session` to the server of `global` with its grant at `grant.issuer`, and
+    /// Connects `session` to the server of `global` with the grant of `owner` (the session
+    /// itself, or its person for a `grantScope: subject` server) at `grant.issuer`, and
     /// exposes the connection to that session alone. A connection that fails is closed.
     pub(crate) async fn connect_session(
         &self,
         session: &SessionId,
+        owner: &SessionKey,
         global: &Backend,
         grant: &Grant,
     ) -> Result<Backend, BackendError> {
         let server = muster_core::tool::ToolProvider::name(global).to_owned();
         let source = Arc::new(SessionToken {
             grants: Arc::clone(&self.inner.grants),
-            session: Self::session_key(session),
+            refreshing: self.inner.refreshes.lock_of(owner, &grant.issuer),
+            session: owner.clone(),
             issuer: grant.issuer.clone(),
             server: server.clone(),
             services: self.inner.services.clone(),
             http: self.inner.http.clone(),
             margin: self.inner.settings.refresh_margin,
             redactor: std::sync::OnceLock::new(),
-            refreshing: tokio::sync::Mutex::new(()),
         });
         let watched = Arc::clone(&source);
         let backend = self
-            .connect_pooled(session, global, &grant.issuer, source, |redactor| {
-                redactor.add(grant.access_token.expose_secret());
-                if let Some(refresh) = &grant.refresh_token {
-                    redactor.add(refresh.expose_secret());
-                }
-                let _ = watched.redactor.set(redactor.clone());
-            })
+            .connect_pooled(
+                session,
+                global,
+                (&grant.issuer, owner),
+                source,
+                |redactor| {
+                    redactor.add(grant.access_token.expose_secret());
+                    if let Some(refresh) = &grant.refresh_token {
+                        redactor.add(refresh.expose_secret());
+                    }
+                    let _ = watched.redactor.set(redactor.clone());
+                },
+            )
             .await?;
         tracing::info!(%server, "session connected with its own sign-in");
         Ok(backend)
     }
 
     /// Connects `session` to the server of `global` authorized by `bearer`, and exposes the
-    /// connection to that session alone, filed under `issuer`. `watch` gets the connection's
+    /// connection to that session alone, filed under `grant`: the issuer and whom the grant
+    /// belongs to. `watch` gets the connection's
     /// redactor before it connects, for the tokens `bearer` hands out. A connection that
     /// fails is closed; the one it replaces is stopped.
     pub(super) async fn connect_pooled(
         &self,
         session: &SessionId,
         global: &Backend,
-        issuer: &str,
+        grant: (&str, &SessionKey),
         bearer: Arc<dyn BearerSource>,
         watch: impl FnOnce(&Redactor),
     ) -> Result<Backend, BackendError> {
@@ -75,7 +84,7 @@ impl BackendAuth {
         for old in self
             .inner
             .pool
-            .insert(session, &server, issuer, naming, backend.clone())
+            .insert(session, &server, grant, naming, backend.clone())
         {
             old.stop().await;
         }

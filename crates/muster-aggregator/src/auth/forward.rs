@@ -284,8 +284,9 @@ impl BackendAuth {
         watch: impl FnOnce(&Redactor),
     ) -> Result<Backend, BackendError> {
         let issuer = caller.issuer.as_deref().unwrap_or(FORWARDED);
+        let owner = Self::session_key(session);
         let backend = self
-            .connect_pooled(session, global, issuer, bearer, watch)
+            .connect_pooled(session, global, (issuer, &owner), bearer, watch)
             .await?;
         tracing::info!(
             server = %ToolProvider::name(global),

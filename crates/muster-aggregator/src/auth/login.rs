@@ -96,13 +96,9 @@ impl BackendAuth {
             }
         };
         let mut status = "Not signed in".to_owned();
-        match self
-            .inner
-            .grants
-            .grant(&Self::session_key(session), &protection.issuer)
-            .await
-        {
-            Ok(Some(grant)) => match self.connect_session(session, &global, &grant).await {
+        let owner = super::owner::grant_owner(session, caller, super::owner::grant_scope(&spec));
+        match self.inner.grants.grant(&owner, &protection.issuer).await {
+            Ok(Some(grant)) => match self.connect_session(session, &owner, &global, &grant).await {
                 Ok(backend) => return LoginOutcome::Done(connected_text(server, &backend)),
                 Err(BackendError::AuthRequired { .. }) => {
                     status = "Your sign-in was refused or has expired; sign in again".to_owned();
@@ -133,7 +129,7 @@ impl BackendAuth {
             }
         };
         match self
-            .start_sign_in(session, server, &protection, client_id)
+            .start_sign_in(session, &owner, server, &protection, client_id)
             .await
         {
             Ok(auth_url) => LoginOutcome::Challenge {
@@ -148,11 +144,12 @@ impl BackendAuth {
         }
     }
 
-    /// Remembers a new sign-in of `session` to `server` as `client_id` and returns its start
-    /// link.
+    /// Remembers a new sign-in of `session` to `server` as `client_id`, whose grant goes to
+    /// `owner`, and returns its start link.
     async fn start_sign_in(
         &self,
         session: &SessionId,
+        owner: &muster_core::auth::SessionKey,
         server: &str,
         protection: &Protection,
         client_id: String,
@@ -178,8 +175,10 @@ impl BackendAuth {
             query.append_pair("resource", &resource_of(self, server));
         }
         let ttl = chrono::Duration::from_std(settings.sign_in_ttl).unwrap_or_default();
+        let session = Self::session_key(session);
         let pending = PendingSignIn {
-            session: Self::session_key(session),
+            grant_owner: (*owner != session).then(|| owner.clone()),
+            session,
             server: server.to_owned(),
             issuer: protection.issuer.clone(),
             expected_issuer: protection.expected_issuer.clone(),

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
+use muster_core::auth::SessionKey;
 use muster_core::tool::{Catalog, Revision, SessionId, ToolError, ToolProvider, ToolService};
 use rmcp::model::{GetPromptResult, JsonObject, ReadResourceResult};
 use tokio::sync::watch;
@@ -23,6 +24,9 @@ use crate::services::Services;
 pub(crate) struct Pooled {
     pub(crate) backend: Backend,
     pub(crate) issuer: String,
+    /// Whom the grant of the connection belongs to: the session, or the person of a
+    /// `grantScope: subject` server.
+    pub(crate) owner: SessionKey,
     last_used: Arc<Mutex<Instant>>,
 }
 
@@ -67,19 +71,22 @@ impl Pool {
             .cloned()
     }
 
-    /// Adds the connected `backend` of `session` to `server` and exposes it to the session;
-    /// returns the connections it replaces or evicts (to be stopped).
+    /// Adds the connected `backend` of `session` to `server`, authorized by the grant of
+    /// `owner` at `issuer`, and exposes it to the session; returns the connections it
+    /// replaces or evicts (to be stopped).
     pub(crate) fn insert(
         &self,
         session: &SessionId,
         server: &str,
-        issuer: &str,
+        grant: (&str, &SessionKey),
         naming: BackendNaming,
         backend: Backend,
     ) -> Vec<Backend> {
+        let (issuer, owner) = grant;
         let pooled = Pooled {
             backend: backend.clone(),
             issuer: issuer.to_owned(),
+            owner: owner.clone(),
             last_used: Arc::new(Mutex::new(Instant::now())),
         };
         let provider = Touching {
@@ -127,6 +134,12 @@ impl Pool {
     /// Removes every session's connection to `server`.
     pub(crate) fn remove_server(&self, server: &str) -> Vec<Backend> {
         self.remove_where(|(_, name), _| name == server)
+    }
+
+    /// Removes every connection authorized by the grant of `owner` at `issuer`, whichever
+    /// session and server it serves (that grant was signed out).
+    pub(crate) fn remove_grant_users(&self, owner: &SessionKey, issuer: &str) -> Vec<Backend> {
+        self.remove_where(|_, p| p.owner == *owner && p.issuer == issuer)
     }
 
     /// Removes the connections unused for `idle`.

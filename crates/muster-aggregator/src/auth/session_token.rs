@@ -1,7 +1,8 @@
 //! The access token of one session at one issuer, as a backend's [`BearerSource`]:
 //! refreshed shortly before it expires and after the server refused it.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -16,6 +17,7 @@ use crate::backend::BearerSource;
 #[derive(Debug)]
 pub(crate) struct SessionToken {
     pub(crate) grants: Arc<dyn GrantStore>,
+    /// Whom the grant belongs to: the session, or its person (`grantScope: subject`).
     pub(crate) session: SessionKey,
     pub(crate) issuer: String,
     /// The server the token is for: a refresh reads its pinned client (if any) then.
@@ -26,8 +28,10 @@ pub(crate) struct SessionToken {
     /// The connection's redactor, set once it exists: every token is added, so the
     /// connection's errors never show one.
     pub(crate) redactor: std::sync::OnceLock<Redactor>,
-    /// One refresh at a time: concurrent requests wait and use its result.
-    pub(crate) refreshing: tokio::sync::Mutex<()>,
+    /// One refresh of the grant at a time, across every connection using it (the sessions
+    /// of one person share a subject grant): concurrent requests wait and use its result,
+    /// so a rotating refresh token is never sent twice.
+    pub(crate) refreshing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl SessionToken {
@@ -104,5 +108,27 @@ impl BearerSource for SessionToken {
                 .await
                 .is_some_and(|g| g.access_token.expose_secret() != rejected.expose_secret())
         })
+    }
+}
+
+/// The refresh locks of the grants in use, one per (owner, issuer), held by the connections
+/// that use the grant and dropped with the last of them.
+#[derive(Debug, Default)]
+pub(crate) struct RefreshLocks {
+    locks: Mutex<HashMap<(SessionKey, String), Weak<tokio::sync::Mutex<()>>>>,
+}
+
+impl RefreshLocks {
+    /// The refresh lock of the grant of `owner` at `issuer`.
+    pub(crate) fn lock_of(&self, owner: &SessionKey, issuer: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (owner.clone(), issuer.to_owned());
+        if let Some(lock) = locks.get(&key).and_then(Weak::upgrade) {
+            return lock;
+        }
+        locks.retain(|_, lock| lock.strong_count() > 0);
+        let lock = Arc::new(tokio::sync::Mutex::new(()));
+        locks.insert(key, Arc::downgrade(&lock));
+        lock
     }
 }

@@ -1,5 +1,6 @@
 //! The token endpoint: exchanging an authorization code (with its PKCE verifier) and
-//! refreshing a grant. Error texts carry the server's `error` code and description, never a
+//! refreshing a grant; and the revocation endpoint (RFC 7009), where a grant's tokens are
+//! revoked at sign-out. Error texts carry the server's `error` code and description, never a
 //! token or code.
 
 use chrono::Utc;
@@ -129,17 +130,7 @@ async fn request(
         .await
         .map_err(|e| TokenError::Unreachable(e.without_url().to_string()))?;
     if !status.is_success() {
-        let reason = serde_json::from_slice::<ErrorResponse>(&bytes)
-            .ok()
-            .filter(|e| !e.error.is_empty())
-            .map_or_else(
-                || format!("HTTP {}", status.as_u16()),
-                |e| match e.error_description {
-                    Some(d) if !d.is_empty() => format!("{}: {}", e.error, clip(&d)),
-                    _ => e.error,
-                },
-            );
-        return Err(TokenError::Refused(reason));
+        return Err(TokenError::Refused(error_text(status, &bytes)));
     }
     let token: TokenResponse = serde_json::from_slice(&bytes)
         .map_err(|_| TokenError::Refused("the answer is not a token response".to_owned()))?;
@@ -160,6 +151,67 @@ async fn request(
         client_id: context.client_id.to_owned(),
         obtained_at: now,
     })
+}
+
+/// Revokes `grant` at `endpoint` (RFC 7009): its refresh token, which ends the whole grant
+/// (the server invalidates the access tokens issued under it, RFC 7009 §2.1), or its access
+/// token when it has no refresh token. A confidential client sends its secret
+/// (`client_secret_post`, as at the token endpoint).
+///
+/// # Errors
+///
+/// When the endpoint cannot be reached or refuses the revocation (RFC 7009 answers 200 for a
+/// token it does not know, so a refusal is a real failure).
+pub(crate) async fn revoke(
+    http: &reqwest::Client,
+    endpoint: &str,
+    grant: &Grant,
+    client_secret: Option<&SecretString>,
+) -> Result<(), TokenError> {
+    let (token, hint) = match &grant.refresh_token {
+        Some(refresh) => (refresh, "refresh_token"),
+        None => (&grant.access_token, "access_token"),
+    };
+    let body = {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("token", token.expose_secret())
+            .append_pair("token_type_hint", hint)
+            .append_pair("client_id", &grant.client_id);
+        if let Some(secret) = client_secret {
+            form.append_pair("client_secret", secret.expose_secret());
+        }
+        form.finish()
+    };
+    let response = http
+        .post(endpoint)
+        .header(
+            http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| TokenError::Unreachable(e.without_url().to_string()))?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(());
+    }
+    let bytes = response.bytes().await.unwrap_or_default();
+    Err(TokenError::Refused(error_text(status, &bytes)))
+}
+
+/// The `error` and description of an OAuth error answer, or its HTTP status.
+fn error_text(status: http::StatusCode, body: &[u8]) -> String {
+    serde_json::from_slice::<ErrorResponse>(body)
+        .ok()
+        .filter(|e| !e.error.is_empty())
+        .map_or_else(
+            || format!("HTTP {}", status.as_u16()),
+            |e| match e.error_description {
+                Some(d) if !d.is_empty() => format!("{}: {}", e.error, clip(&d)),
+                _ => e.error,
+            },
+        )
 }
 
 /// At most 200 characters of a server-supplied description.
@@ -230,6 +282,34 @@ mod tests {
         assert_eq!(field(&forms[0], "client_secret"), Some("client-s3cret"));
         assert_eq!(field(&forms[1], "grant_type"), Some("refresh_token"));
         assert_eq!(field(&forms[1], "client_secret"), Some("client-s3cret"));
+        assert_eq!(field(&forms[2], "client_secret"), None, "public client");
+    }
+
+    #[tokio::test]
+    async fn revocation_sends_the_refresh_token_or_else_the_access_token() {
+        let (url, forms) = token_endpoint().await;
+        let http = reqwest::Client::new();
+        let context = GrantContext {
+            issuer: "https://idp",
+            token_endpoint: &url,
+            client_id: "muster",
+            client_secret: None,
+        };
+        let verifier = SecretString::from("v".repeat(43));
+        let mut grant = exchange_code(&http, &context, "code-1", "http://cb", &verifier)
+            .await
+            .unwrap();
+        let secret = SecretString::from("client-s3cret".to_owned());
+        revoke(&http, &url, &grant, Some(&secret)).await.unwrap();
+        grant.refresh_token = None;
+        revoke(&http, &url, &grant, None).await.unwrap();
+        let forms = forms.lock().unwrap();
+        assert_eq!(field(&forms[1], "token"), Some("rt"));
+        assert_eq!(field(&forms[1], "token_type_hint"), Some("refresh_token"));
+        assert_eq!(field(&forms[1], "client_id"), Some("muster"));
+        assert_eq!(field(&forms[1], "client_secret"), Some("client-s3cret"));
+        assert_eq!(field(&forms[2], "token"), Some("at"));
+        assert_eq!(field(&forms[2], "token_type_hint"), Some("access_token"));
         assert_eq!(field(&forms[2], "client_secret"), None, "public client");
     }
 }

@@ -81,7 +81,11 @@ impl AuthTools {
                     .login(session, call.context.caller.as_ref(), &server)
                     .await
             }
-            LOGOUT_TOOL => self.auth.logout(session, &server).await,
+            LOGOUT_TOOL => {
+                self.auth
+                    .logout(session, call.context.caller.as_ref(), &server)
+                    .await
+            }
             other => {
                 return Err(ToolError::UnknownTool {
                     name: other.to_owned(),

@@ -231,6 +231,7 @@ mod tests {
     fn pending(session: &str, ttl: chrono::Duration) -> PendingSignIn {
         PendingSignIn {
             session: SessionKey::new(session),
+            grant_owner: None,
             server: "s".to_owned(),
             issuer: "https://idp".to_owned(),
             expected_issuer: "https://idp".to_owned(),

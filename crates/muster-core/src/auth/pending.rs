@@ -9,8 +9,11 @@ use super::{AuthStoreError, SessionKey};
 /// to its callback, found again by the OAuth `state`. `Debug` never shows the verifier.
 #[derive(Clone)]
 pub struct PendingSignIn {
-    /// The session that started the sign-in; the grant is filed under it.
+    /// The session that started the sign-in; it is connected once the sign-in completes.
     pub session: SessionKey,
+    /// The key the grant is filed under: the person's for a server with
+    /// `grantScope: subject`, `None` for the session's own grant (`grantScope: session`).
+    pub grant_owner: Option<SessionKey>,
     /// The MCP server the sign-in was started for.
     pub server: String,
     /// The issuer the grant is filed under.
@@ -35,6 +38,7 @@ impl std::fmt::Debug for PendingSignIn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PendingSignIn")
             .field("session", &self.session)
+            .field("grant_owner", &self.grant_owner)
             .field("server", &self.server)
             .field("issuer", &self.issuer)
             .field("expires_at", &self.expires_at)

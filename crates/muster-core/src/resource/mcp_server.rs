@@ -400,20 +400,6 @@ impl McpServerSpec {
                      signs in as a public client with PKCE",
                 );
             }
-            if server.grant_scope == Some(GrantScope::Subject) {
-                errors.push(
-                    "spec.auth.authorizationServer.grantScope",
-                    "subject grants are not supported yet; remove it (grants belong to the \
-                     session that signed in)",
-                );
-            }
-            if server.revocation_endpoint.is_some() {
-                errors.push(
-                    "spec.auth.authorizationServer.revocationEndpoint",
-                    "revoking grants at sign-out is not supported yet; remove it (sign-out \
-                     drops the grant)",
-                );
-            }
         }
         errors
     }
