@@ -106,6 +106,10 @@ impl ServerHandler for Upstream {
                             .with_message(format!("step {step}"));
                         let _ = context.peer.notify_progress(param).await;
                     }
+                    // The client side hands each notification to a task of its own; a pause
+                    // lets them reach the caller before the result does, even on a loaded
+                    // machine.
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                 }
                 CallToolResult::success(vec![ContentBlock::text(format!("counted to {steps}"))])
             }
