@@ -3,7 +3,9 @@
 //! cookies): the `401` challenge and metadata documents, dynamic registration, the
 //! authorization code flow with PKCE and RFC 9207 `iss`, refresh rotation and replay
 //! detection, a sign-in revoked at the provider, trusted issuers' JWTs (and every kind of bad
-//! one), the rate limit, and no credential in logs, events or tool output afterwards.
+//! one), the rate limit, and no credential in logs, events or tool output afterwards. With
+//! Valkey storage (a real `redis-server`): the OAuth server's state and the sign-ins of
+//! muster's sessions to an OAuth-protected MCP server shared by two replicas, sealed.
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
@@ -14,6 +16,11 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use muster_aggregator::oauth_server::{OAuthServer, SignInStores};
+use muster_aggregator::tls::ExtraRoots;
+use muster_core::auth::{AuthStoreError, Grant, PendingSignIn, SessionKey};
+use muster_core::config::OAuthServerConfig;
+use muster_core::secret::{ExposeSecret as _, SecretString};
 use muster_tests::oidc::{Upstream, UpstreamOptions};
 use muster_tests::{ConfigDir, McpClient, MusterConfig, MusterInstance};
 use reqwest::blocking::{Client, Response};
@@ -72,6 +79,12 @@ fn setup(extra: Value) -> Setup {
 /// [`setup`], with the fixture's token-forwarding MCP server configured as `fwd` (with
 /// `auth.forwardToken`) when `forwarding` is set.
 fn setup_with(extra: Value, forwarding: bool) -> Setup {
+    setup_full(extra, forwarding, &json!({}), &[])
+}
+
+/// [`setup_with`], with `oauth` added to the OAuth settings beside `server` (`mcpClient`)
+/// and an MCPServer of each (name, spec) of `servers`.
+fn setup_full(extra: Value, forwarding: bool, oauth: &Value, servers: &[(&str, Value)]) -> Setup {
     let (idp_port, mint_port) = (free_port(), free_port());
     let mcp_port = if forwarding { free_port() } else { 0 };
     let issuer = format!("http://127.0.0.1:{idp_port}");
@@ -89,9 +102,25 @@ fn setup_with(extra: Value, forwarding: bool) -> Setup {
         s.extend(e.clone());
     }
     server["baseUrl"] = json!("BASE_URL");
+    let mut settings = json!({ "server": server });
+    if let (Some(s), Some(e)) = (settings.as_object_mut(), oauth.as_object()) {
+        s.extend(e.clone());
+    }
     let mut config = MusterConfig::new()
-        .aggregator_setting(&format!("oauth: {}", json!({ "server": server })))
+        .aggregator_setting(&format!("oauth: {settings}"))
         .ready_on_health();
+    for (name, spec) in servers {
+        config = config.file(
+            format!("mcpservers/{name}.yaml"),
+            json!({
+                "apiVersion": "muster.giantswarm.io/v1alpha1",
+                "kind": "MCPServer",
+                "metadata": {"name": name},
+                "spec": spec,
+            })
+            .to_string(),
+        );
+    }
     if forwarding {
         config = config.file(
             "mcpservers/fwd.yaml",
@@ -923,8 +952,9 @@ impl Drop for Valkey {
     }
 }
 
-/// A second muster with the OAuth settings of `s` (the same `baseUrl`, as replicas behind
-/// one address have) plus `extra`, on a port of its own. Its base URL for requests.
+/// A second muster with the OAuth settings and MCP servers of `s` (the same `baseUrl`, as
+/// replicas behind one address have) plus `extra`, on a port of its own. Its base URL for
+/// requests.
 fn replica(s: &Setup, extra: &Value) -> (ConfigDir, MusterInstance, String) {
     let text = std::fs::read_to_string(s.dir.path().join("config.yaml")).unwrap();
     let oauth = text
@@ -935,13 +965,20 @@ fn replica(s: &Setup, extra: &Value) -> (ConfigDir, MusterInstance, String) {
     if let (Some(server), Some(e)) = (oauth["server"].as_object_mut(), extra.as_object()) {
         server.extend(e.clone());
     }
-    let dir = MusterConfig::new()
+    let mut config = MusterConfig::new()
         .aggregator_setting(&format!("oauth: {oauth}"))
-        .ready_on_health()
-        .write()
-        .unwrap();
+        .ready_on_health();
+    if let Ok(servers) = std::fs::read_dir(s.dir.path().join("mcpservers")) {
+        for file in servers {
+            let path = file.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            config = config.file(format!("mcpservers/{name}"), text);
+        }
+    }
+    let dir = config.write().unwrap();
     let base = format!("http://127.0.0.1:{}", dir.port());
-    let muster = dir.start().unwrap();
+    let muster = dir.start_with_args(&["--debug"]).unwrap();
     (dir, muster, base)
 }
 
@@ -1042,6 +1079,592 @@ fn valkey_storage_is_shared_by_replicas_sealed_and_survives_restarts() {
         ("the restarted replica's log", &s.muster.log()),
         ("the second replica's log", &b_log),
         ("the refusal", &answer.to_string()),
+    ]);
+}
+
+/// The hex SHA-256 of `text`: how the sign-in store names sessions, issuers and states.
+fn sha(text: &str) -> String {
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The stores of muster's sign-ins to protected MCP servers, as an OAuth server with Valkey
+/// storage on `valkey` under `prefix` (sealed with `key`, when given) hands them out. Each
+/// call is another replica, with a connection of its own.
+fn sign_in_stores(valkey: &Valkey, prefix: &str, key: Option<&str>) -> SignInStores {
+    let mut config = json!({
+        "enabled": true,
+        "baseUrl": "https://muster.example.com",
+        "dex": {"issuerUrl": "https://dex.example.com", "clientId": CLIENT_ID},
+        "storage": {"type": "valkey", "valkey": {
+            "url": format!("127.0.0.1:{}", valkey.port), "password": VALKEY_PASSWORD,
+            "keyPrefix": prefix,
+        }},
+    });
+    if let Some(key) = key {
+        config["encryptionKey"] = json!(key);
+    }
+    let config: OAuthServerConfig = serde_json::from_value(config).unwrap();
+    OAuthServer::new(&config, &ExtraRoots::default())
+        .unwrap()
+        .shared_sign_in_stores()
+        .expect("Valkey storage keeps the sign-ins to protected servers")
+}
+
+/// A grant at `issuer` with these tokens, for the sign-in store tests.
+fn backend_grant(issuer: &str, access: &str, refresh: Option<&str>) -> Grant {
+    Grant {
+        issuer: issuer.to_owned(),
+        access_token: SecretString::from(access.to_owned()),
+        refresh_token: refresh.map(|r| SecretString::from(r.to_owned())),
+        scope: Some("mcp:read".to_owned()),
+        expires_at: Some(chrono::Utc::now() + chrono::Duration::hours(1)),
+        token_endpoint: format!("{issuer}/token"),
+        client_id: "muster-test".to_owned(),
+        obtained_at: chrono::Utc::now(),
+    }
+}
+
+/// A sign-in of `session` started now, valid for `ttl`.
+fn backend_pending(session: &SessionKey, ttl: chrono::Duration) -> PendingSignIn {
+    PendingSignIn {
+        session: session.clone(),
+        grant_owner: None,
+        server: "protected".to_owned(),
+        issuer: "https://login.example.com".to_owned(),
+        expected_issuer: "https://login.example.com".to_owned(),
+        authorization_url: "https://login.example.com/authorize?state=x".to_owned(),
+        token_endpoint: "https://login.example.com/token".to_owned(),
+        client_id: "muster-test".to_owned(),
+        redirect_uri: "https://muster.example.com/oauth/proxy/callback".to_owned(),
+        code_verifier: SecretString::from("pkce-verifier-secret-".repeat(3)),
+        expires_at: chrono::Utc::now() + ttl,
+    }
+}
+
+/// The remaining lifetime of `key`, in milliseconds.
+fn pttl(valkey: &Valkey, key: &str) -> i64 {
+    valkey.cli(&["PTTL", key]).trim().parse().unwrap()
+}
+
+#[tokio::test]
+async fn backend_sign_ins_in_valkey_are_shared_sealed_bounded_and_fail_when_it_is_down() {
+    const X: &str = "https://login.example.com";
+    const Y: &str = "https://github.example.com";
+    const THIRTY_DAYS_MS: i64 = 30 * 24 * 3600 * 1000;
+    let valkey = Valkey::start();
+    let key = URL_SAFE_NO_PAD.encode(rand_bytes());
+    let a = sign_in_stores(&valkey, "team-b:", Some(&key));
+    let b = sign_in_stores(&valkey, "team-b:", Some(&key));
+    let memory: OAuthServerConfig = serde_json::from_value(json!({
+        "enabled": true, "baseUrl": "https://muster.example.com",
+        "dex": {"issuerUrl": "https://dex.example.com", "clientId": CLIENT_ID},
+    }))
+    .unwrap();
+    assert!(
+        OAuthServer::new(&memory, &ExtraRoots::default())
+            .unwrap()
+            .shared_sign_in_stores()
+            .is_none(),
+        "memory storage keeps sign-ins in each process"
+    );
+
+    // Grants per (session, issuer); what one replica stores, the other reads.
+    let alice = SessionKey::new("family-alice-6f1d0c");
+    let bob = SessionKey::new("family-bob-93aa41");
+    a.grants
+        .put_grant(
+            &alice,
+            backend_grant(X, "access-token-alice-1", Some("refresh-token-alice-1")),
+        )
+        .await
+        .unwrap();
+    let got = b.grants.grant(&alice, X).await.unwrap().expect("shared");
+    assert_eq!(got.access_token.expose_secret(), "access-token-alice-1");
+    assert_eq!(
+        got.refresh_token.as_ref().map(|t| t.expose_secret()),
+        Some("refresh-token-alice-1")
+    );
+    assert_eq!(
+        (got.scope.as_deref(), got.client_id.as_str()),
+        (Some("mcp:read"), "muster-test")
+    );
+    assert_eq!(got.token_endpoint, format!("{X}/token"));
+    assert!(b.grants.grant(&bob, X).await.unwrap().is_none());
+    assert!(b.grants.grant(&alice, Y).await.unwrap().is_none());
+    b.grants
+        .put_grant(&alice, backend_grant(X, "access-token-alice-2", None))
+        .await
+        .unwrap();
+    let replaced = a.grants.grant(&alice, X).await.unwrap().unwrap();
+    assert_eq!(
+        replaced.access_token.expose_secret(),
+        "access-token-alice-2"
+    );
+    assert!(replaced.refresh_token.is_none());
+
+    // Digests under the prefix, sealed values: no token, session, issuer or scope readable.
+    let grants_of_alice = format!("team-b:auth:grant:{}:", sha(alice.as_str()));
+    let grant_x = format!("{grants_of_alice}{}", sha(X));
+    let set_of_alice = format!("team-b:auth:session:{}", sha(alice.as_str()));
+    let dump = valkey.dump("team-b:");
+    assert!(dump.contains(&format!("{grant_x}=v1.")), "{dump}");
+    assert!(
+        dump.contains(&format!("{set_of_alice}={}", sha(X))),
+        "{dump}"
+    );
+    for plain in [
+        "access-token-alice",
+        "refresh-token",
+        alice.as_str(),
+        X,
+        "mcp:read",
+    ] {
+        assert!(!dump.contains(plain), "{plain} readable in Valkey: {dump}");
+    }
+
+    // Grants live 30 days without use; reading any grant of a session renews all of them.
+    let fresh = pttl(&valkey, &grant_x);
+    assert!(
+        fresh > THIRTY_DAYS_MS - 60_000 && fresh <= THIRTY_DAYS_MS,
+        "{fresh}"
+    );
+    a.grants
+        .put_grant(&alice, backend_grant(Y, "access-token-alice-y", None))
+        .await
+        .unwrap();
+    let grant_y = format!("{grants_of_alice}{}", sha(Y));
+    for k in [&grant_x, &grant_y, &set_of_alice] {
+        valkey.cli(&["PEXPIRE", k, "60000"]);
+    }
+    assert!(b.grants.grant(&alice, X).await.unwrap().is_some());
+    for k in [&grant_x, &grant_y, &set_of_alice] {
+        let left = pttl(&valkey, k);
+        assert!(left > THIRTY_DAYS_MS - 60_000, "{k} not renewed: {left}");
+    }
+    // An idle grant expires.
+    valkey.cli(&["PEXPIRE", &grant_x, "1"]);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(a.grants.grant(&alice, X).await.unwrap().is_none());
+    assert!(a.grants.grant(&alice, Y).await.unwrap().is_some());
+
+    // A pending sign-in: readable by every replica until its callback takes it, once.
+    a.pending
+        .put_pending(
+            "state-value-one",
+            backend_pending(&alice, chrono::Duration::minutes(10)),
+        )
+        .await
+        .unwrap();
+    let pending_key = format!("team-b:auth:pending:{}", sha("state-value-one"));
+    let left = pttl(&valkey, &pending_key);
+    assert!(left > 590_000 && left <= 600_000, "{left}");
+    let dump = valkey.dump("team-b:auth:pending:");
+    assert!(dump.contains(&format!("{pending_key}=v1.")), "{dump}");
+    assert!(!dump.contains("pkce-verifier-secret"), "{dump}");
+    assert!(!dump.contains("state-value-one"), "{dump}");
+    let seen = b.pending.pending("state-value-one").await.unwrap().unwrap();
+    assert_eq!(
+        (seen.session.as_str(), seen.server.as_str()),
+        (alice.as_str(), "protected")
+    );
+    assert!(
+        b.pending
+            .pending("state-value-one")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let (one, two) = tokio::join!(
+        a.pending.take_pending("state-value-one"),
+        b.pending.take_pending("state-value-one")
+    );
+    let (one, two) = (one.unwrap(), two.unwrap());
+    assert!(one.is_some() != two.is_some(), "taken exactly once");
+    let taken = one.or(two).unwrap();
+    assert_eq!(
+        taken.code_verifier.expose_secret(),
+        "pkce-verifier-secret-".repeat(3)
+    );
+    assert_eq!(
+        taken.redirect_uri,
+        "https://muster.example.com/oauth/proxy/callback"
+    );
+    assert!(
+        a.pending
+            .pending("state-value-one")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        b.pending
+            .take_pending("state-value-one")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Pending sign-ins expire with their `expires_at`.
+    a.pending
+        .put_pending(
+            "state-short",
+            backend_pending(&alice, chrono::Duration::seconds(1)),
+        )
+        .await
+        .unwrap();
+    a.pending
+        .put_pending(
+            "state-past",
+            backend_pending(&alice, chrono::Duration::seconds(-1)),
+        )
+        .await
+        .unwrap();
+    assert!(b.pending.pending("state-short").await.unwrap().is_some());
+    assert!(b.pending.pending("state-past").await.unwrap().is_none());
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    assert!(
+        b.pending
+            .take_pending("state-short")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // At most 64 grants per session, one per issuer, across replicas.
+    let carol = SessionKey::new("family-carol-2b7e55");
+    let issuer = |i: usize| format!("https://idp-{i}.example.com");
+    for i in 0..64 {
+        let store = if i % 2 == 0 { &a } else { &b };
+        store
+            .grants
+            .put_grant(&carol, backend_grant(&issuer(i), "t", None))
+            .await
+            .unwrap();
+    }
+    let full = b
+        .grants
+        .put_grant(&carol, backend_grant(&issuer(64), "t", None))
+        .await
+        .unwrap_err();
+    assert!(matches!(full, AuthStoreError::Full(_)), "{full}");
+    assert_eq!(
+        full.to_string(),
+        "sign-in store full: a session holds at most 64 grants"
+    );
+    a.grants
+        .put_grant(&carol, backend_grant(&issuer(0), "t2", None))
+        .await
+        .expect("replacing a grant needs no room");
+    assert!(b.grants.remove_grant(&carol, &issuer(0)).await.unwrap());
+    assert!(!a.grants.remove_grant(&carol, &issuer(0)).await.unwrap());
+    a.grants
+        .put_grant(&carol, backend_grant(&issuer(64), "t", None))
+        .await
+        .expect("room again");
+    // Signing out of muster drops every grant of the session, and nothing else.
+    assert_eq!(b.grants.remove_session(&carol).await.unwrap(), 64);
+    assert_eq!(a.grants.remove_session(&carol).await.unwrap(), 0);
+    assert!(a.grants.grant(&carol, &issuer(5)).await.unwrap().is_none());
+    assert!(!valkey.dump("team-b:").contains(&sha(carol.as_str())));
+    assert!(a.grants.grant(&alice, Y).await.unwrap().is_some());
+
+    // Another key reads nothing; no key is an error naming the setting.
+    let other = sign_in_stores(&valkey, "team-b:", Some(&URL_SAFE_NO_PAD.encode([7u8; 32])));
+    assert!(other.grants.grant(&alice, Y).await.unwrap().is_none());
+    let unsealed = sign_in_stores(&valkey, "team-b:", None);
+    let err = unsealed.grants.grant(&alice, Y).await.unwrap_err();
+    assert!(
+        matches!(err, AuthStoreError::Unavailable(_)) && err.to_string().contains("encryptionKey"),
+        "{err}"
+    );
+
+    // Valkey down: every operation says so, naming the address and not the password.
+    let port = valkey.port;
+    drop(valkey);
+    let errors = [
+        a.grants.grant(&alice, Y).await.err(),
+        a.grants
+            .put_grant(&alice, backend_grant(X, "t", None))
+            .await
+            .err(),
+        a.grants.remove_grant(&alice, Y).await.err(),
+        a.grants.remove_session(&alice).await.err(),
+        b.pending
+            .put_pending("s", backend_pending(&alice, chrono::Duration::minutes(1)))
+            .await
+            .err(),
+        b.pending.pending("s").await.err(),
+        b.pending.take_pending("s").await.err(),
+    ];
+    for err in errors {
+        let err = err.expect("an error while Valkey is down");
+        let text = err.to_string();
+        assert!(matches!(err, AuthStoreError::Unavailable(_)), "{text}");
+        assert!(
+            text.starts_with(&format!(
+                "sign-in store unavailable: Valkey at 127.0.0.1:{port}"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains(VALKEY_PASSWORD), "{text}");
+    }
+}
+
+/// The client muster signs in as at the protected server's provider.
+const PROTECTED_CLIENT: &str = "muster-test";
+
+/// `idp.mjs`: an OpenID provider and the MCP server it protects; killed when dropped.
+struct Protected {
+    child: Child,
+    issuer: String,
+    mcp: String,
+    /// Kept open: the fixture may still write to its stdout.
+    _stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Protected {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `idp.mjs` with muster's proxy callback `redirect_uri`; every token its MCP server
+/// accepts is appended to `tokens`.
+fn start_protected(redirect_uri: &str, tokens: &std::path::Path) -> Protected {
+    use std::io::BufRead as _;
+
+    let node = muster_tests::deps::dir().join("node_modules/.bin/node");
+    let node = if node.exists() { node } else { "node".into() };
+    let mut child = Command::new(node)
+        .arg(muster_tests::fixture("oidc/idp.mjs"))
+        .env(
+            "OIDC_PROVIDER_DIR",
+            muster_tests::deps::oidc_provider_dir().unwrap(),
+        )
+        .env("IDP_PORT", free_port().to_string())
+        .env("MCP_PORT", free_port().to_string())
+        .env("CLIENT_ID", PROTECTED_CLIENT)
+        .env("REDIRECT_URI", redirect_uri)
+        .env("USER_ID", USER)
+        // Longer than muster's refresh margin: no refresh races between the replicas.
+        .env("ACCESS_TOKEN_TTL", "3600")
+        .env("TOKENS_FILE", tokens)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+    Protected {
+        child,
+        issuer: ready["issuer"].as_str().unwrap().to_owned(),
+        mcp: ready["mcp"].as_str().unwrap().to_owned(),
+        _stdout: stdout,
+    }
+}
+
+/// The state of `server` in `client`'s `core_mcpserver_list`.
+fn state_of(client: &McpClient, server: &str) -> Value {
+    let list = client
+        .call("core_mcpserver_list", json!({}))
+        .unwrap()
+        .json()
+        .unwrap();
+    list["mcpServers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == server)
+        .map(|s| s["state"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// Waits until `check` holds, for 30 seconds at most.
+fn wait_for(what: &str, check: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn backend_sign_ins_are_shared_by_replicas_through_valkey() {
+    // The replicas sit behind one public address (no one listens there: the test plays the
+    // load balancer and picks the replica of each request).
+    let public = format!("http://127.0.0.1:{}", free_port());
+    let proxy_callback = format!("{public}/oauth/proxy/callback");
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    let protected = start_protected(&proxy_callback, tokens.path());
+    let valkey = Valkey::start();
+    let key = URL_SAFE_NO_PAD.encode(rand_bytes());
+    let storage = json!({
+        "storage": {"type": "valkey", "valkey": {
+            "url": format!("127.0.0.1:{}", valkey.port), "password": VALKEY_PASSWORD,
+            "keyPrefix": "team-c:",
+        }},
+        "encryptionKey": key,
+    });
+    let client_settings = json!({"mcpClient": {
+        "enabled": true, "clientId": PROTECTED_CLIENT, "publicUrl": public,
+    }});
+    let server = (
+        "protected",
+        json!({"type": "streamable-http", "url": protected.mcp, "autoStart": true}),
+    );
+    let s = setup_full(storage, false, &client_settings, &[server]);
+    let base = s.base.clone();
+    let (_b_dir, b, b_base) = replica(&s, &json!({}));
+    let mut seen = Seen::default();
+    seen.add(VALKEY_PASSWORD);
+    seen.add(&key);
+    seen.add(CLIENT_SECRET);
+
+    // alice signs in to muster (at replica A); bob comes with a trusted issuer's token.
+    let redirect = "http://127.0.0.1:9/callback";
+    let client = register(&base, redirect);
+    let (verifier, challenge) = pkce();
+    let code = sign_in(&base, &client, redirect, &challenge, &mut seen);
+    let (status, signed_in) = redeem(&base, &client, redirect, &code, &verifier);
+    assert_eq!(status, 200, "{signed_in}");
+    let alice_token = signed_in["access_token"].as_str().unwrap().to_owned();
+    seen.add(&alice_token);
+    seen.add(signed_in["refresh_token"].as_str().unwrap());
+    let bob_token = s.idp.mint(json!({"sub": "bob", "aud": base}));
+    seen.add(&bob_token);
+    let alice_a = client_with(&base, &alice_token);
+    let alice_b = client_with(&b_base, &alice_token);
+    let bob_a = client_with(&base, &bob_token);
+    let bob_b = client_with(&b_base, &bob_token);
+    for (replica, client) in [("A", &alice_a), ("B", &alice_b)] {
+        wait_for(
+            &format!("the server is never Auth Required at {replica}"),
+            || state_of(client, "protected") == "Auth Required",
+        );
+    }
+
+    // alice starts the sign-in at A; the browser's requests reach B.
+    let login = alice_a
+        .call("core_auth_login", json!({"server": "protected"}))
+        .unwrap();
+    assert!(
+        login.text().starts_with("Authentication Required"),
+        "{}",
+        login.text()
+    );
+    let auth_url = login.raw["structuredContent"]["authUrl"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        auth_url.starts_with(&format!("{public}/oauth/proxy/start?state=")),
+        "{auth_url}"
+    );
+    let mut browser = Browser::new();
+    let mut url = auth_url.replace(&public, &b_base);
+    for _ in 0..12 {
+        let response = browser.get(&url, &mut seen);
+        assert!(
+            response.status().is_redirection(),
+            "{url}: {}",
+            response.status()
+        );
+        url = location(&response, &url);
+        if url.starts_with(&proxy_callback) {
+            break;
+        }
+    }
+    assert!(url.starts_with(&proxy_callback), "{url}");
+    let answer = query(&url);
+    seen.add(&answer["code"]);
+    seen.add(&answer["state"]);
+    let done = http().get(url.replace(&public, &b_base)).send().unwrap();
+    assert_eq!(done.status().as_u16(), 200);
+    assert!(done.text().unwrap().contains("Authentication successful"));
+    // The state was taken at B: A refuses it.
+    let replayed = http().get(url.replace(&public, &base)).send().unwrap();
+    assert_eq!(replayed.status().as_u16(), 400);
+
+    // B connected alice's session when the sign-in completed; A connects it at her next
+    // core_auth_login, with the grant B filed, without a browser.
+    let whoami = "x_protected_whoami".to_owned();
+    wait_for("the session's tool never appeared at B", || {
+        alice_b.reachable_tools().unwrap().contains(&whoami)
+    });
+    let at_b = alice_b.call("x_protected_whoami", json!({})).unwrap();
+    assert!(!at_b.is_error, "{}", at_b.text());
+    assert_eq!(at_b.json().unwrap()["sub"], USER);
+    let again = alice_a
+        .call("core_auth_login", json!({"server": "protected"}))
+        .unwrap();
+    assert!(
+        again
+            .text()
+            .starts_with("Successfully connected to 'protected'!"),
+        "{}",
+        again.text()
+    );
+    let at_a = alice_a.call("x_protected_whoami", json!({})).unwrap();
+    assert!(!at_a.is_error, "{}", at_a.text());
+    assert_eq!(at_a.json().unwrap()["sub"], USER);
+    assert!(alice_a.reachable_tools().unwrap().contains(&whoami));
+    let at_b = alice_b.call("x_protected_whoami", json!({})).unwrap();
+    assert!(!at_b.is_error, "{}", at_b.text());
+
+    // bob, signed in to muster too, is signed in to the protected server at neither.
+    for (replica, bob) in [("A", &bob_a), ("B", &bob_b)] {
+        assert!(
+            !bob.reachable_tools().unwrap().contains(&whoami),
+            "bob sees the tool at {replica}"
+        );
+        let refused = bob.call("x_protected_whoami", json!({})).unwrap();
+        assert!(refused.is_error, "{replica}: {}", refused.text());
+        let login = bob
+            .call("core_auth_login", json!({"server": "protected"}))
+            .unwrap();
+        assert!(
+            login.text().starts_with("Authentication Required"),
+            "{replica}: {}",
+            login.text()
+        );
+    }
+
+    // Valkey holds alice's grant under digests, sealed; no token, code or state anywhere.
+    let dump = valkey.dump("team-c:");
+    assert!(dump.contains("team-c:auth:grant:"), "{dump}");
+    assert!(dump.contains("team-c:auth:session:"), "{dump}");
+    assert!(
+        !dump.contains(&protected.issuer),
+        "grants are sealed: {dump}"
+    );
+    let accepted = std::fs::read_to_string(tokens.path()).unwrap();
+    assert!(
+        accepted.lines().filter(|l| !l.is_empty()).count() >= 2,
+        "{accepted}"
+    );
+    for token in accepted.lines() {
+        seen.add(token);
+    }
+    let (a_log, b_log) = (s.muster.log(), b.log());
+    for log in [&a_log, &b_log] {
+        assert!(
+            log.contains(
+                "sign-ins to protected MCP servers are kept in the OAuth server's Valkey storage"
+            ),
+            "{log}"
+        );
+    }
+    assert!(b_log.contains("sign-in completed"), "{b_log}");
+    seen.assert_absent_from(&[
+        ("Valkey", &dump),
+        ("replica A's log", &a_log),
+        ("replica B's log", &b_log),
     ]);
 }
 

@@ -49,6 +49,7 @@ use axum::extract::ConnectInfo;
 use muster_core::config::OAuthServerConfig;
 
 pub use error::OAuthSetupError;
+pub use storage::SignInStores;
 
 use crate::tls::ExtraRoots;
 use rate_limit::RateLimiter;
@@ -67,6 +68,8 @@ pub struct OAuthServer {
 struct Inner {
     settings: Settings,
     store: Arc<dyn GrantStore>,
+    /// The sign-ins to protected MCP servers, kept in the same storage when it is shared.
+    sign_ins: Option<SignInStores>,
     upstream: Upstream,
     trusted: TrustedIssuers,
     limiter: RateLimiter,
@@ -105,7 +108,7 @@ impl OAuthServer {
     /// When a setting is missing or malformed, or a secret file cannot be read.
     pub fn new(config: &OAuthServerConfig, roots: &ExtraRoots) -> Result<Self, OAuthSetupError> {
         let settings = Settings::from_config(config)?;
-        let store = storage::store_of(config)?;
+        let storage::Storage { store, sign_ins } = storage::storage_of(config)?;
         let http = fetch::client(roots)?;
         let mut audiences = vec![settings.resource.clone()];
         audiences.extend(settings.trusted_audiences.iter().cloned());
@@ -116,6 +119,7 @@ impl OAuthServer {
             inner: Arc::new(Inner {
                 settings,
                 store,
+                sign_ins,
                 upstream,
                 trusted,
                 limiter,
@@ -141,6 +145,14 @@ impl OAuthServer {
             .get()
             .map(|source| source())
             .unwrap_or_default()
+    }
+
+    /// The stores for the sign-ins of muster's sessions to OAuth-protected MCP servers
+    /// (`core_auth_login`) when this server's storage is shared by replicas
+    /// (`storage.type: valkey`): the same Valkey connection, key prefix and encryption key.
+    /// `None` with memory storage, where each process keeps its own.
+    pub fn shared_sign_in_stores(&self) -> Option<SignInStores> {
+        self.inner.sign_ins.clone()
     }
 
     /// muster's issuer identifier (its base URL).

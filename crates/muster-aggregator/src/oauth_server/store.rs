@@ -4,10 +4,15 @@
 //! Tokens, codes and `state` values are kept only as digests. Every map is bounded; expired
 //! entries are dropped as new ones come in. [`GrantStore`] is the seam for stores shared by
 //! replicas; [`MemoryGrantStore`] keeps everything in the process, and `ValkeyGrantStore`
-//! (feature `valkey`) in Valkey or Redis.
+//! (feature `valkey`) in Valkey or Redis, where `ValkeySignInStore` keeps the sign-ins of
+//! muster's sessions to protected MCP servers too, on the same connection.
 
 #[cfg(feature = "valkey")]
+pub(crate) mod connection;
+#[cfg(feature = "valkey")]
 pub(crate) mod sealed;
+#[cfg(feature = "valkey")]
+pub(crate) mod sign_ins;
 #[cfg(feature = "valkey")]
 pub(crate) mod valkey;
 

@@ -209,10 +209,27 @@ async fn serve(
         })
         .build();
     let config_store = Arc::new(FsConfigStore::new(&layout, config.clone()));
-    let backend_auth = BackendAuth::new(
-        ClientSettings::from_config(&config.aggregator).with_extra_roots(extra_roots),
-        services.clone(),
-    )?;
+    let client_settings =
+        ClientSettings::from_config(&config.aggregator).with_extra_roots(extra_roots);
+    // With the OAuth server's storage in Valkey, sign-ins to protected MCP servers are kept
+    // there too, so every replica finishes and uses the sign-ins any of them started.
+    let backend_auth = match front_door_auth
+        .as_ref()
+        .and_then(|server| server.shared_sign_in_stores())
+    {
+        Some(stores) => {
+            tracing::info!(
+                "sign-ins to protected MCP servers are kept in the OAuth server's Valkey storage"
+            );
+            BackendAuth::with_stores(
+                client_settings,
+                services.clone(),
+                stores.grants,
+                stores.pending,
+            )?
+        }
+        None => BackendAuth::new(client_settings, services.clone())?,
+    };
     let core = CoreTools::builder(mcpservers.clone(), config_store, Arc::new(services.clone()))
         .session_auth(Arc::new(backend_auth.clone()))
         .events(events.clone())

@@ -17,16 +17,15 @@
 //! provider's tokens (families, codes, pending sign-ins, clients) are sealed with
 //! AES-256-GCM when an encryption key is configured. A presented refresh token that is not
 //! the family's current one is a replay as long as its key lives.
+//!
+//! The connection, prefix and sealing are shared with the sign-ins of muster's sessions to
+//! protected MCP servers (`auth:*` keys, see `sign_ins`).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
-use muster_core::secret::{ExposeSecret as _, SecretString};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{AsyncCommands as _, Script};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-use super::sealed::{SealError, Sealer, is_sealed};
+use super::connection::{EntryError, Valkey, unix_ms};
 use super::{
     Client, Family, Grant, GrantStore, IssuedCode, PendingSignIn, RefreshUse, StoreError,
     StoreResult,
@@ -34,8 +33,6 @@ use super::{
 
 /// Most registered clients kept.
 const MAX_CLIENTS: usize = 10_000;
-/// Bound on one request to the store, connecting included.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Rotates a family's refresh token unless the family is gone (revoked or expired), so a
 /// rotation racing a revocation never brings the family back. KEYS: current, family, new
@@ -48,81 +45,38 @@ redis.call('SET', KEYS[3], ARGV[4], 'PXAT', ARGV[3])
 return 1
 ";
 
-/// Where to reach the store and how to seal its values.
-#[derive(Debug, Clone)]
-pub(crate) struct ValkeySettings {
-    /// `host:port`, `redis://…` or `rediss://…`.
-    pub(crate) url: String,
-    /// Password, if the server requires one.
-    pub(crate) password: Option<SecretString>,
-    /// Database number.
-    pub(crate) db: u32,
-    /// Prefix of every key.
-    pub(crate) key_prefix: String,
-    /// Seals stored values, when an encryption key is configured.
-    pub(crate) sealer: Option<Sealer>,
-}
-
 /// A [`GrantStore`] in Valkey or Redis.
 #[derive(Clone)]
 pub(crate) struct ValkeyGrantStore {
-    connection: ConnectionManager,
-    /// `host:port/db`, for error messages: never the password.
-    address: String,
+    valkey: Valkey,
     prefix: String,
-    sealer: Option<Sealer>,
     rotate: Script,
 }
 
 impl std::fmt::Debug for ValkeyGrantStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ValkeyGrantStore")
-            .field("address", &self.address)
+            .field("address", &self.valkey.address())
             .field("prefix", &self.prefix)
-            .field("sealed", &self.sealer.is_some())
+            .field("sealed", &self.valkey.sealed())
             .finish()
     }
 }
 
-/// Why the store could not be set up.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct ValkeySetupError(String);
+impl From<EntryError> for StoreError {
+    fn from(error: EntryError) -> Self {
+        Self::Unavailable(error.to_string())
+    }
+}
 
 impl ValkeyGrantStore {
-    /// The store of `settings`. It connects on first use and reconnects after failures, so
-    /// muster starts while Valkey is down (requests that need the store fail meanwhile).
-    pub(crate) fn new(settings: ValkeySettings) -> Result<Self, ValkeySetupError> {
-        let url = if settings.url.contains("://") {
-            settings.url.clone()
-        } else {
-            format!("redis://{}", settings.url)
-        };
-        let mut info: redis::ConnectionInfo =
-            redis::IntoConnectionInfo::into_connection_info(url.as_str())
-                .map_err(|e| ValkeySetupError(format!("not a Valkey address: {}", e.category())))?;
-        let mut redis_settings = info.redis_settings().clone().set_db(i64::from(settings.db));
-        if let Some(password) = &settings.password {
-            redis_settings = redis_settings.set_password(password.expose_secret());
-        }
-        info = info.set_redis_settings(redis_settings);
-        let address = format!("{}/{}", info.addr(), settings.db);
-        let client = redis::Client::open(info)
-            .map_err(|e| ValkeySetupError(format!("{address}: {}", e.category())))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(REQUEST_TIMEOUT))
-            .set_response_timeout(Some(REQUEST_TIMEOUT))
-            .set_number_of_retries(1)
-            .set_max_delay(Duration::from_secs(2));
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| ValkeySetupError(format!("{address}: {}", e.category())))?;
-        Ok(Self {
-            connection,
-            address,
-            prefix: format!("{}oauth:", settings.key_prefix),
-            sealer: settings.sealer,
+    /// The store on `valkey`, its keys under `<prefix>oauth:`.
+    pub(crate) fn on(valkey: Valkey) -> Self {
+        Self {
+            prefix: format!("{}oauth:", valkey.key_prefix()),
+            valkey,
             rotate: Script::new(ROTATE),
-        })
+        }
     }
 
     fn key(&self, kind: &str, id: &str) -> String {
@@ -130,68 +84,36 @@ impl ValkeyGrantStore {
     }
 
     fn unavailable(&self, e: &redis::RedisError) -> StoreError {
-        let detail = if e.is_timeout() {
-            "timed out".to_owned()
-        } else if e.is_connection_refusal() || e.is_connection_dropped() || e.is_io_error() {
-            "cannot connect".to_owned()
-        } else {
-            // The kind and the server's error code; never a value or a credential.
-            match e.code() {
-                Some(code) => format!("{} ({code})", e.category()),
-                None => e.category().to_owned(),
-            }
-        };
-        StoreError::Unavailable(format!("Valkey at {}: {detail}", self.address))
+        self.valkey.failure(e).into()
     }
 
-    fn encode<T: Serialize>(&self, key: &str, value: &T) -> StoreResult<String> {
-        let json = serde_json::to_vec(value)
-            .map_err(|e| StoreError::Unavailable(format!("cannot encode an entry: {e}")))?;
-        match &self.sealer {
-            Some(sealer) => sealer
-                .seal(key, &json)
-                .map_err(|e| StoreError::Unavailable(e.to_string())),
-            None => String::from_utf8(json)
-                .map_err(|e| StoreError::Unavailable(format!("cannot encode an entry: {e}"))),
-        }
+    fn encode<T: serde::Serialize>(&self, key: &str, value: &T) -> StoreResult<String> {
+        Ok(self.valkey.encode(key, value)?)
     }
 
     /// The value stored at `key`, opened. An entry that does not open or parse is treated as
     /// absent (and logged): a changed key or a tampered entry ends that sign-in, nothing more.
-    fn decode<T: DeserializeOwned>(&self, key: &str, stored: &str) -> StoreResult<Option<T>> {
-        let plain = match (&self.sealer, is_sealed(stored)) {
-            (Some(sealer), _) => match sealer.open(key, stored) {
-                Ok(plain) => plain,
-                Err(e) => {
-                    tracing::warn!(entry = kind_of(key), "OAuth store entry ignored: {e}");
-                    return Ok(None);
-                }
-            },
-            (None, true) => return Err(StoreError::Unavailable(SealError::NoKey.to_string())),
-            (None, false) => stored.as_bytes().to_vec(),
-        };
-        match serde_json::from_slice(&plain) {
-            Ok(value) => Ok(Some(value)),
-            Err(e) => {
-                tracing::warn!(entry = kind_of(key), "OAuth store entry ignored: {e}");
-                Ok(None)
-            }
-        }
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        stored: &str,
+    ) -> StoreResult<Option<T>> {
+        Ok(self.valkey.decode(kind_of(key), key, stored)?)
     }
 
     async fn get(&self, key: &str) -> StoreResult<Option<String>> {
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         c.get(key).await.map_err(|e| self.unavailable(&e))
     }
 
     async fn get_del(&self, key: &str) -> StoreResult<Option<String>> {
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         c.get_del(key).await.map_err(|e| self.unavailable(&e))
     }
 
     /// `SET key value PXAT expires`.
     async fn set_until(&self, key: &str, value: &str, expires: SystemTime) -> StoreResult<()> {
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         redis::cmd("SET")
             .arg(key)
             .arg(value)
@@ -203,7 +125,7 @@ impl ValkeyGrantStore {
     }
 
     async fn delete(&self, keys: &[String]) -> StoreResult<()> {
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         c.del::<_, ()>(keys).await.map_err(|e| self.unavailable(&e))
     }
 
@@ -223,19 +145,12 @@ fn kind_of(key: &str) -> &str {
     key.rsplit(':').nth(1).unwrap_or("entry")
 }
 
-fn unix_ms(at: SystemTime) -> u64 {
-    // A time before 1970 is as expired as 1 ms after it.
-    at.duration_since(UNIX_EPOCH)
-        .map_or(1, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .max(1)
-}
-
 #[async_trait::async_trait]
 impl GrantStore for ValkeyGrantStore {
     async fn put_client(&self, client: Client) -> StoreResult<()> {
         let key = self.key("client", &client.id);
         let set = self.key("clients", "all");
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         let known: bool = c
             .sismember(&set, &client.id)
             .await
@@ -300,7 +215,7 @@ impl GrantStore for ValkeyGrantStore {
         let family_key = self.key("family", &family.id);
         let value = self.encode(&family_key, &family)?;
         let at = unix_ms(family.expires);
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         redis::pipe()
             .atomic()
             .cmd("SET")
@@ -340,7 +255,7 @@ impl GrantStore for ValkeyGrantStore {
             expires,
         };
         let value = self.encode(&family_key, &family)?;
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         self.rotate
             .key(self.key("current", id))
             .key(&family_key)
@@ -361,7 +276,7 @@ impl GrantStore for ValkeyGrantStore {
         };
         // The current token and the family in one round trip.
         let family_key = self.key("family", &id);
-        let mut c = self.connection.clone();
+        let mut c = self.valkey.connection();
         let (current, stored): (Option<String>, Option<String>) = c
             .mget(&[self.key("current", &id), family_key.clone()])
             .await
@@ -416,8 +331,23 @@ mod tests {
     use std::net::TcpListener;
     use std::process::{Child, Command, Stdio};
 
+    use std::time::Duration;
+
+    use muster_core::secret::SecretString;
+
+    use super::super::connection::ValkeySettings;
     use super::super::contract;
+    use super::super::sealed::Sealer;
     use super::*;
+
+    impl ValkeyGrantStore {
+        /// The store of `settings`, on a connection of its own.
+        fn new(
+            settings: ValkeySettings,
+        ) -> Result<Self, super::super::connection::ValkeySetupError> {
+            Ok(Self::on(Valkey::open(settings)?))
+        }
+    }
 
     /// A `redis-server` of its own on a free port, without persistence, killed on drop.
     struct Server {
