@@ -354,6 +354,27 @@ fn sign_in_to_a_server_protected_by_a_real_openid_provider() {
     }
 }
 
+/// Signs `client` in to `server`: `core_auth_login`, the browser to the authorization server
+/// (trusting `ca`) and back to muster's `callback`.
+fn sign_in_in_browser(
+    client: &McpClient,
+    server: &str,
+    callback: &str,
+    ca: Option<&std::path::Path>,
+) {
+    let login = client
+        .call("core_auth_login", json!({"server": server}))
+        .unwrap();
+    let auth_url = login.raw["structuredContent"]["authUrl"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", login.text()))
+        .to_owned();
+    let redirect = browse_trusting(&auth_url, callback, ca);
+    let done = reqwest::blocking::get(&redirect).unwrap();
+    let status = done.status();
+    assert_eq!(status, 200, "{}", done.text().unwrap());
+}
+
 /// Waits until `client` sees the tool `tool` (`true`) or no longer sees it (`false`).
 fn wait_for_tool(client: &McpClient, tool: &str, visible: bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -433,18 +454,7 @@ fn a_subject_grant_serves_every_session_of_the_person_until_sign_out_revokes_it(
     }
 
     // The first session signs in in the browser.
-    let login = first
-        .call("core_auth_login", json!({"server": "protected"}))
-        .unwrap();
-    let auth_url = login.raw["structuredContent"]["authUrl"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{}", login.text()))
-        .to_owned();
-    let redirect = browse_trusting(&auth_url, &callback, Some(&ca));
-    let http = reqwest::blocking::Client::new();
-    let done = http.get(&redirect).send().unwrap();
-    let status = done.status();
-    assert_eq!(status, 200, "{}\n{}", done.text().unwrap(), muster.log());
+    sign_in_in_browser(&first, "protected", &callback, Some(&ca));
     wait_for_tool(&first, "x_protected_whoami", true);
     let called = first.call("x_protected_whoami", json!({})).unwrap();
     assert!(!called.is_error, "{}", called.text());
@@ -498,6 +508,81 @@ fn a_subject_grant_serves_every_session_of_the_person_until_sign_out_revokes_it(
     let log = muster.log();
     let seen = std::fs::read_to_string(tokens.path()).unwrap();
     assert!(seen.lines().count() >= 2);
+    for token in seen.lines().filter(|l| !l.is_empty()) {
+        assert!(!log.contains(token), "a token is in muster's log:\n{log}");
+    }
+}
+
+#[test]
+fn sign_in_to_a_legacy_sse_server() {
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    let dir = MusterConfig::new()
+        .aggregator_setting(&format!(
+            "oauth: {{mcpClient: {{enabled: true, clientId: {CLIENT_ID}}}}}"
+        ))
+        .write()
+        .unwrap();
+    let callback = format!("http://127.0.0.1:{}/oauth/proxy/callback", dir.port());
+    let idp = start_idp(&callback, tokens.path());
+    let sse_url = idp.mcp_url.replace("/mcp", "/sse");
+    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
+    std::fs::write(
+        dir.path().join("mcpservers/legacy.yaml"),
+        json!({
+            "apiVersion": "muster.giantswarm.io/v1alpha1",
+            "kind": "MCPServer",
+            "metadata": {"name": "legacy"},
+            "spec": {"type": "sse", "url": sse_url, "autoStart": true},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let muster = dir.start_with_args(&["--debug"]).unwrap();
+    let alice = muster.client().unwrap();
+    let other = muster.client().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_entry(&alice, "legacy")["state"] != "Auth Required" {
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            server_entry(&alice, "legacy")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The sign-in finds the authorization server through the event stream's 401.
+    sign_in_in_browser(&alice, "legacy", &callback, None);
+    wait_for_tool(&alice, "x_legacy_whoami", true);
+    // Each call carries a fresh token (they live 30 s, less than muster's refresh margin):
+    // the event stream and every message carry the session's current one.
+    let first = alice.call("x_legacy_whoami", json!({})).unwrap();
+    assert!(!first.is_error, "{}", first.text());
+    let first = first.json().unwrap();
+    assert_eq!(first["sub"], USER);
+    let second = alice
+        .call("x_legacy_whoami", json!({}))
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_ne!(first["jti"], second["jti"], "the token was not refreshed");
+    assert_eq!(server_entry(&alice, "legacy")["sessionStatus"], "connected");
+
+    // Another session is signed out.
+    assert!(other.call("x_legacy_whoami", json!({})).unwrap().is_error);
+    assert_eq!(
+        server_entry(&other, "legacy")["sessionStatus"],
+        "auth_required"
+    );
+
+    let logout = alice
+        .call("core_auth_logout", json!({"server": "legacy"}))
+        .unwrap();
+    assert!(!logout.is_error, "{}", logout.text());
+    wait_for_tool(&alice, "x_legacy_whoami", false);
+
+    let log = muster.log();
+    let seen = std::fs::read_to_string(tokens.path()).unwrap();
+    assert!(seen.lines().count() >= 3);
     for token in seen.lines().filter(|l| !l.is_empty()) {
         assert!(!log.contains(token), "a token is in muster's log:\n{log}");
     }

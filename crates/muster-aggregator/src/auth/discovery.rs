@@ -75,15 +75,31 @@ pub(crate) async fn protected_resource(
     http: &reqwest::Client,
     server_url: &str,
 ) -> Result<ProtectedResource, DiscoveryError> {
+    protected_resource_of(http, server_url, false).await
+}
+
+/// [`protected_resource`] for a streamable-HTTP server (probed with an `initialize`
+/// `POST`), or a legacy SSE one (`legacy_sse`: probed with the `GET` that opens its event
+/// stream).
+pub(crate) async fn protected_resource_of(
+    http: &reqwest::Client,
+    server_url: &str,
+    legacy_sse: bool,
+) -> Result<ProtectedResource, DiscoveryError> {
     let unreachable = |reason: String| DiscoveryError::Unreachable {
         url: server_url.to_owned(),
         reason,
     };
-    let response = http
-        .post(server_url)
-        .header(http::header::ACCEPT, "application/json, text/event-stream")
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .body(PROBE)
+    let probe = if legacy_sse {
+        http.get(server_url)
+            .header(http::header::ACCEPT, "text/event-stream")
+    } else {
+        http.post(server_url)
+            .header(http::header::ACCEPT, "application/json, text/event-stream")
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(PROBE)
+    };
+    let response = probe
         .send()
         .await
         .map_err(|e| unreachable(e.without_url().to_string()))?;

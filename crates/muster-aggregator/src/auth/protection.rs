@@ -3,7 +3,7 @@
 
 use std::sync::PoisonError;
 
-use muster_core::resource::mcp_server::McpServerSpec;
+use muster_core::resource::mcp_server::{McpServerSpec, Transport};
 
 use super::BackendAuth;
 use super::discovery::{self, AuthorizationServer, DiscoveryError, ProtectedResource};
@@ -48,7 +48,8 @@ impl BackendAuth {
         {
             return Ok(found.clone());
         }
-        let found = discovery::protected_resource(&self.inner.http, &url).await?;
+        let legacy_sse = matches!(spec.transport, Transport::Sse(_));
+        let found = discovery::protected_resource_of(&self.inner.http, &url, legacy_sse).await?;
         self.inner
             .resources
             .lock()

@@ -111,23 +111,26 @@ impl BearerSource for SessionToken {
     }
 }
 
+/// The lock one grant's refreshes take.
+type RefreshLock = tokio::sync::Mutex<()>;
+
 /// The refresh locks of the grants in use, one per (owner, issuer), held by the connections
 /// that use the grant and dropped with the last of them.
 #[derive(Debug, Default)]
 pub(crate) struct RefreshLocks {
-    locks: Mutex<HashMap<(SessionKey, String), Weak<tokio::sync::Mutex<()>>>>,
+    locks: Mutex<HashMap<(SessionKey, String), Weak<RefreshLock>>>,
 }
 
 impl RefreshLocks {
     /// The refresh lock of the grant of `owner` at `issuer`.
-    pub(crate) fn lock_of(&self, owner: &SessionKey, issuer: &str) -> Arc<tokio::sync::Mutex<()>> {
+    pub(crate) fn lock_of(&self, owner: &SessionKey, issuer: &str) -> Arc<RefreshLock> {
         let mut locks = self.locks.lock().unwrap_or_else(PoisonError::into_inner);
         let key = (owner.clone(), issuer.to_owned());
         if let Some(lock) = locks.get(&key).and_then(Weak::upgrade) {
             return lock;
         }
         locks.retain(|_, lock| lock.strong_count() > 0);
-        let lock = Arc::new(tokio::sync::Mutex::new(()));
+        let lock = Arc::new(RefreshLock::new(()));
         locks.insert(key, Arc::downgrade(&lock));
         lock
     }

@@ -1,6 +1,10 @@
 //! Legacy HTTP+SSE servers (protocol 2024-11-05): `GET` opens an event stream whose first
 //! `endpoint` event names where to `POST` messages (relative or absolute); answers come back
 //! as `message` events. The stream ending closes the connection; reconnecting is a restart.
+//!
+//! A connection made with a session's sign-in ([`BearerSource`]) sends the current access
+//! token with the `GET` and with every `POST`; a request answered with 401 is sent once more
+//! after the source refreshed the token.
 
 use futures::future::BoxFuture;
 use std::collections::HashMap;
@@ -13,7 +17,7 @@ use futures::{Stream, StreamExt};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue};
 use muster_core::resource::mcp_server::RemoteTransport;
-use muster_core::secret::Redactor;
+use muster_core::secret::{ExposeSecret as _, Redactor, SecretString};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::Transport;
@@ -22,6 +26,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::bearer::BearerSource;
 use super::client_credentials::check_client_credentials;
 use super::failure::{Failure, FailureFacts, FailureKind, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
@@ -49,22 +54,61 @@ fn network_failure(context: &str, error: &reqwest::Error) -> Failure {
     .with_http_status(facts.http_status)
 }
 
+/// `request` with `Authorization: Bearer <token>` (marked sensitive, so it is never logged)
+/// when there is a token.
+fn authorized(
+    request: reqwest::RequestBuilder,
+    token: Option<&SecretString>,
+) -> reqwest::RequestBuilder {
+    let Some(token) = token else { return request };
+    match HeaderValue::from_str(&format!("Bearer {}", token.expose_secret())) {
+        Ok(mut value) => {
+            value.set_sensitive(true);
+            request.header(http::header::AUTHORIZATION, value)
+        }
+        Err(_) => request,
+    }
+}
+
+/// Sends what `build` makes with the current token of `bearer`; when the server answers 401
+/// and the source has a new token, sends it once more with that one.
+async fn send_authorized(
+    bearer: Option<&Arc<dyn BearerSource>>,
+    build: impl Fn(Option<&SecretString>) -> reqwest::RequestBuilder,
+) -> Result<reqwest::Response, reqwest::Error> {
+    let token = match bearer {
+        Some(source) => source.token().await,
+        None => None,
+    };
+    let response = build(token.as_ref()).send().await?;
+    if response.status() == reqwest::StatusCode::UNAUTHORIZED
+        && let (Some(source), Some(rejected)) = (bearer, token)
+        && source.refresh(rejected).await
+    {
+        let token = source.token().await;
+        return build(token.as_ref()).send().await;
+    }
+    Ok(response)
+}
+
 /// Opens the event stream and waits for the `endpoint` event.
 pub(crate) async fn connect(
     client: reqwest::Client,
     url: &str,
     headers: HashMap<HeaderName, HeaderValue>,
+    bearer: Option<Arc<dyn BearerSource>>,
 ) -> Result<SseTransport, Failure> {
     let base = reqwest::Url::parse(url)
         .map_err(|e| Failure::new(FailureKind::Permanent, format!("invalid url {url:?}: {e}")))?;
-    let mut request = client.get(base.clone()).header(ACCEPT, "text/event-stream");
-    for (name, value) in &headers {
-        request = request.header(name, value);
-    }
-    let response = request
-        .send()
-        .await
-        .map_err(|e| network_failure("opening the event stream", &e))?;
+    let response = send_authorized(bearer.as_ref(), |token| {
+        let mut request = client.get(base.clone()).header(ACCEPT, "text/event-stream");
+        for (name, value) in &headers {
+            request = request.header(name, value);
+        }
+        authorized(request, token)
+    })
+    .await
+    .map_err(|e| network_failure("opening the event stream", &e))?;
     let status = response.status();
     if !status.is_success() {
         let facts = FailureFacts {
@@ -112,6 +156,7 @@ pub(crate) async fn connect(
         client,
         endpoint,
         headers: Arc::new(headers),
+        bearer,
         rx,
         reader,
     })
@@ -145,6 +190,8 @@ pub(crate) struct SseTransport {
     client: reqwest::Client,
     endpoint: reqwest::Url,
     headers: Arc<HashMap<HeaderName, HeaderValue>>,
+    /// The session's sign-in, for a connection made with one.
+    bearer: Option<Arc<dyn BearerSource>>,
     rx: mpsc::Receiver<ServerJsonRpcMessage>,
     reader: JoinHandle<()>,
 }
@@ -159,15 +206,22 @@ impl Transport<RoleClient> for SseTransport {
         let client = self.client.clone();
         let endpoint = self.endpoint.clone();
         let headers = self.headers.clone();
+        let bearer = self.bearer.clone();
+        let body = serde_json::to_vec(&item);
         async move {
-            let mut request = client
-                .post(endpoint)
-                .header(CONTENT_TYPE, "application/json")
-                .json(&item);
-            for (name, value) in headers.iter() {
-                request = request.header(name, value);
-            }
-            let response = request.send().await.map_err(std::io::Error::other)?;
+            let body = bytes::Bytes::from(body.map_err(std::io::Error::other)?);
+            let response = send_authorized(bearer.as_ref(), |token| {
+                let mut request = client
+                    .post(endpoint.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone());
+                for (name, value) in headers.iter() {
+                    request = request.header(name, value);
+                }
+                authorized(request, token)
+            })
+            .await
+            .map_err(std::io::Error::other)?;
             let status = response.status();
             if status.is_success() {
                 Ok(())
@@ -218,7 +272,13 @@ async fn open_inner(
 ) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
     let headers = resolve_headers(remote, options, redactor).await?;
     check_client_credentials(remote, options, redactor).await?;
-    let transport = connect(http_client(timeout, options)?, &remote.url, headers).await?;
+    let transport = connect(
+        http_client(timeout, options)?,
+        &remote.url,
+        headers,
+        options.bearer.clone(),
+    )
+    .await?;
     serve(handler, transport, options, ct)
         .await
         .map_err(|e| init_failure(&e))

@@ -392,14 +392,16 @@ impl McpServerSpec {
                  token; set forwardToken: true or remove it",
             );
         }
-        if let Some(server) = &auth.authorization_server {
-            if server.client_credentials_secret_ref.is_some() {
-                errors.push(
-                    "spec.auth.authorizationServer.clientCredentialsSecretRef",
-                    "not supported in filesystem mode, which has no Secrets to read; muster \
-                     signs in as a public client with PKCE",
-                );
-            }
+        if auth
+            .authorization_server
+            .as_ref()
+            .is_some_and(|server| server.client_credentials_secret_ref.is_some())
+        {
+            errors.push(
+                "spec.auth.authorizationServer.clientCredentialsSecretRef",
+                "not supported in filesystem mode, which has no Secrets to read; muster \
+                 signs in as a public client with PKCE",
+            );
         }
         errors
     }
