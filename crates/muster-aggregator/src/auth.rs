@@ -42,6 +42,7 @@ pub(crate) mod pkce;
 mod pool;
 mod protection;
 mod rate;
+mod restore;
 #[cfg(feature = "server")]
 mod routes;
 mod session_token;
@@ -84,6 +85,8 @@ struct Inner {
     pool: pool::Pool,
     /// One refresh at a time per grant.
     refreshes: session_token::RefreshLocks,
+    /// When each session's missing connections were last looked for.
+    restores: restore::Restores,
     limiter: rate::RateLimiter,
     /// Token forwarding of each session.
     forwarding: forward::Forwarding,
@@ -137,6 +140,7 @@ impl BackendAuth {
             inner: Arc::new(Inner {
                 pool: pool::Pool::new(services.clone(), settings.max_connections),
                 refreshes: session_token::RefreshLocks::default(),
+                restores: restore::Restores::default(),
                 limiter: rate::RateLimiter::new(settings.sign_ins_per_minute),
                 forwarding: forward::Forwarding::default(),
                 settings,

@@ -332,7 +332,8 @@ impl Aggregator {
     }
 
     /// What a call needs before it runs: the session's connections made with its caller's
-    /// forwarded token (servers with `auth.forwardToken`).
+    /// forwarded token (servers with `auth.forwardToken`), and those of sign-ins it made
+    /// earlier or at another replica.
     pub(crate) async fn before_call(&self, context: &muster_core::tool::CallContext) {
         self.before_read(&context.session, context.caller.as_ref())
             .await;
@@ -346,8 +347,11 @@ impl Aggregator {
         caller: Option<&muster_core::tool::CallerIdentity>,
     ) {
         #[cfg(feature = "http-client")]
-        if let (Some(auth), Some(caller)) = (&self.inner.backend_auth, caller) {
-            auth.forward_identity(session, caller).await;
+        if let Some(auth) = &self.inner.backend_auth {
+            if let Some(caller) = caller {
+                auth.forward_identity(session, caller).await;
+            }
+            auth.restore_sign_ins(session, caller).await;
         }
         #[cfg(not(feature = "http-client"))]
         let _ = (session, caller);

@@ -65,6 +65,7 @@ impl BackendAuth {
                  manual login is not supported for SSO servers."
             ));
         }
+        self.inner.restores.signing_in(session, server);
         if self.inner.pool.get(session, server).is_some() {
             return LoginOutcome::Done(format!("Server '{server}' is already authenticated."));
         }

@@ -35,6 +35,7 @@ impl BackendAuth {
         }
         let scope = grant_scope(&spec);
         let owner = grant_owner(session, caller, scope);
+        self.inner.restores.signed_out(session, server);
         let pooled = self.inner.pool.remove(session, server);
         let issuer = match &pooled {
             Some(p) => Some(p.issuer.clone()),

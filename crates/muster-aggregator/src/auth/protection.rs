@@ -58,6 +58,22 @@ impl BackendAuth {
         Ok(found)
     }
 
+    /// The issuer of `server` when it is known without asking anyone: pinned by its spec, or
+    /// discovered before.
+    pub(crate) async fn known_issuer(&self, server: &str, spec: &McpServerSpec) -> Option<String> {
+        let auth = spec.transport.remote().and_then(|r| r.auth.as_ref());
+        if let Some(pinned) = auth.and_then(|a| a.authorization_server.as_ref()) {
+            return Some(pinned.issuer.trim_end_matches('/').to_owned());
+        }
+        let url = spec.transport.remote()?.url.clone();
+        self.inner
+            .resources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&(server.to_owned(), url))
+            .map(|found| found.issuer.clone())
+    }
+
     /// The full protection of `server`: its issuer and the issuer's endpoints.
     pub(crate) async fn protection_of(
         &self,
