@@ -1535,7 +1535,8 @@ fn backend_sign_ins_are_shared_by_replicas_through_valkey() {
     assert_eq!(status, 200, "{signed_in}");
     let alice_token = signed_in["access_token"].as_str().unwrap().to_owned();
     seen.add(&alice_token);
-    seen.add(signed_in["refresh_token"].as_str().unwrap());
+    let alice_refresh = signed_in["refresh_token"].as_str().unwrap().to_owned();
+    seen.add(&alice_refresh);
     let bob_token = s.idp.mint(json!({"sub": "bob", "aud": base}));
     seen.add(&bob_token);
     let alice_a = client_with(&base, &alice_token);
@@ -1639,6 +1640,22 @@ fn backend_sign_ins_are_shared_by_replicas_through_valkey() {
     assert!(
         !dump.contains(&protected.issuer),
         "grants are sealed: {dump}"
+    );
+
+    // alice signs out of muster at B: her sign-ins to protected servers end with it, for
+    // every replica.
+    let (status, _) = post_form(
+        &format!("{b_base}/oauth/revoke"),
+        &[("token", &alice_refresh), ("client_id", &client)],
+    );
+    assert_eq!(status, 200);
+    wait_for("alice's grant outlived her sign-in to muster", || {
+        !valkey.dump("team-c:").contains("team-c:auth:grant:")
+    });
+    assert_eq!(
+        alice_a.reachable_tools().ok(),
+        None,
+        "A still accepts alice's token"
     );
     let accepted = std::fs::read_to_string(tokens.path()).unwrap();
     assert!(

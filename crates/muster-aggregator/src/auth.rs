@@ -181,6 +181,32 @@ impl BackendAuth {
             .retain(|(name, _), _| name != server);
     }
 
+    /// Ends what `session` holds here and in the grant store: its sign-in to muster ended
+    /// (signed out or revoked). Its connections are closed and its own grants dropped;
+    /// grants of `grantScope: subject` servers belong to the person and stay until
+    /// `core_auth_logout`.
+    pub async fn end_session(&self, session: &SessionId) {
+        for backend in self.inner.pool.remove_session(session) {
+            backend.stop().await;
+        }
+        self.inner.forwarding.retain_sessions(|s| s != session);
+        match self
+            .inner
+            .grants
+            .remove_session(&Self::session_key(session))
+            .await
+        {
+            Ok(0) => {}
+            Ok(dropped) => tracing::info!(
+                dropped,
+                "a session's sign-ins to MCP servers ended with its sign-in to muster"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "dropping the sign-ins of an ended session failed")
+            }
+        }
+    }
+
     /// Closes the connections unused for the idle timeout, every tenth of it.
     fn spawn_reaper(&self) {
         if tokio::runtime::Handle::try_current().is_err() {

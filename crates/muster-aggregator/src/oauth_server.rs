@@ -77,7 +77,28 @@ struct Inner {
     /// The audiences the servers that receive the caller's identity require (their
     /// `spec.auth.requiredAudiences`), asked for at each sign-in.
     audiences: RequiredAudiences,
+    /// Told of each signed-in session that ends (its token family revoked).
+    session_end: SessionEndHook,
 }
+
+/// What is told of each session whose sign-in to muster ended, once set.
+#[derive(Default)]
+struct SessionEndHook(std::sync::OnceLock<SessionEnd>);
+
+impl std::fmt::Debug for SessionEndHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = if self.0.get().is_some() {
+            "set"
+        } else {
+            "unset"
+        };
+        write!(f, "SessionEndHook({state})")
+    }
+}
+
+/// What the OAuth server tells of a session whose sign-in to muster ended (signed out, or
+/// revoked after a refresh token was replayed): the session, as calls see it.
+pub type SessionEnd = Box<dyn Fn(muster_core::tool::SessionId) + Send + Sync>;
 
 /// Where the required audiences come from, once set.
 #[derive(Default)]
@@ -97,6 +118,17 @@ impl std::fmt::Debug for RequiredAudiences {
 /// What tells the OAuth server, at each sign-in, which extra audiences the forwarded ID
 /// token must carry.
 pub type AudienceSource = Box<dyn Fn() -> Vec<String> + Send + Sync>;
+
+impl Inner {
+    /// Revokes the token family `id` and tells the session-end hook its session ended.
+    async fn end_family(&self, id: &str) -> Result<(), store::StoreError> {
+        self.store.revoke_family(id).await?;
+        if let Some(hook) = self.session_end.0.get() {
+            hook(principal::family_session(id));
+        }
+        Ok(())
+    }
+}
 
 impl OAuthServer {
     /// The server of `config` (`aggregator.oauth.server`), trusting `roots` in addition to
@@ -125,6 +157,7 @@ impl OAuthServer {
                 limiter,
                 http,
                 audiences: RequiredAudiences::default(),
+                session_end: SessionEndHook::default(),
             }),
         })
     }
@@ -135,6 +168,13 @@ impl OAuthServer {
     /// a later call is ignored.
     pub fn request_audiences_from(&self, source: AudienceSource) {
         let _ = self.inner.audiences.0.set(source);
+    }
+
+    /// Tells `hook` of every session whose sign-in to muster ends from now on: its token
+    /// family was revoked (`/oauth/revoke` with its refresh token, or a replayed refresh
+    /// token). Set once; a later call is ignored.
+    pub fn on_session_end(&self, hook: SessionEnd) {
+        let _ = self.inner.session_end.0.set(hook);
     }
 
     /// The audiences to ask for now.

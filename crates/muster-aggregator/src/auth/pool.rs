@@ -142,6 +142,11 @@ impl Pool {
         self.remove_where(|_, p| p.owner == *owner && p.issuer == issuer)
     }
 
+    /// Removes every connection of `session`.
+    pub(crate) fn remove_session(&self, session: &SessionId) -> Vec<Backend> {
+        self.remove_where(|(s, _), _| s == session)
+    }
+
     /// Removes the connections unused for `idle`.
     pub(crate) fn evict_idle(&self, idle: Duration) -> Vec<Backend> {
         let now = Instant::now();

@@ -230,6 +230,14 @@ async fn serve(
         }
         None => BackendAuth::new(client_settings, services.clone())?,
     };
+    // A session whose sign-in to muster ends loses its sign-ins to protected MCP servers.
+    if let Some(server) = &front_door_auth {
+        let auth = backend_auth.clone();
+        server.on_session_end(Box::new(move |session| {
+            let auth = auth.clone();
+            tokio::spawn(async move { auth.end_session(&session).await });
+        }));
+    }
     let core = CoreTools::builder(mcpservers.clone(), config_store, Arc::new(services.clone()))
         .session_auth(Arc::new(backend_auth.clone()))
         .events(events.clone())

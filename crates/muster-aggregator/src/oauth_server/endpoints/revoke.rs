@@ -48,7 +48,7 @@ async fn revoke_token(
 ) -> Result<(), StoreError> {
     match inner.store.use_refresh(key).await? {
         RefreshUse::Current(family) if family.grant.client_id == client_id => {
-            inner.store.revoke_family(&family.id).await?;
+            inner.end_family(&family.id).await?;
         }
         RefreshUse::Replayed(id) => {
             if inner
@@ -57,7 +57,7 @@ async fn revoke_token(
                 .await?
                 .is_some_and(|f| f.grant.client_id == client_id)
             {
-                inner.store.revoke_family(&id).await?;
+                inner.end_family(&id).await?;
             }
         }
         _ => {

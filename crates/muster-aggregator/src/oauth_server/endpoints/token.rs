@@ -118,7 +118,7 @@ async fn refresh(
     let family = match inner.store.use_refresh(&digest(presented)).await? {
         RefreshUse::Current(family) => *family,
         RefreshUse::Replayed(id) => {
-            inner.store.revoke_family(&id).await?;
+            inner.end_family(&id).await?;
             tracing::warn!(
                 client = %client.id,
                 "a rotated refresh token was presented again; the whole token family is revoked"
