@@ -584,3 +584,131 @@ fn sign_in_to_a_legacy_sse_server() {
         assert!(!log.contains(token), "a token is in muster's log:\n{log}");
     }
 }
+
+#[test]
+fn a_forward_identity_server_gets_the_callers_token_next_to_the_grant() {
+    use muster_tests::oidc::{Upstream, UpstreamOptions};
+
+    let certificates = tempfile::tempdir().unwrap();
+    let ca = certificates.path().join("ca.pem");
+    let leaf = certificates.path().join("leaf.pem");
+    let key = certificates.path().join("leaf-key.pem");
+    muster_tests::oidc::make_certificates(certificates.path(), &ca, &leaf, &key).unwrap();
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    // muster's own provider, whose minter issues the callers' tokens (a trusted issuer).
+    let upstream = Upstream::start(&UpstreamOptions {
+        idp_port: muster_tests::free_port().unwrap(),
+        mint_port: muster_tests::free_port().unwrap(),
+        mcp_port: 0,
+        client_id: "muster",
+        client_secret: "upstream-s3cret-for-muster",
+        redirect_uri: "http://127.0.0.1:9/oauth/callback",
+        user: "carol",
+    })
+    .unwrap();
+    let oauth = json!({
+        "mcpClient": {"enabled": true, "clientId": CLIENT_ID},
+        "server": {
+            "enabled": true,
+            "baseUrl": "BASE_URL",
+            "dex": {
+                "issuerUrl": upstream.issuer,
+                "clientId": "muster",
+                "clientSecret": "upstream-s3cret-for-muster",
+            },
+            "trustedIssuers": [{
+                "issuer": upstream.minter,
+                "jwksUrl": format!("{}/jwks", upstream.minter),
+                "allowPrivateIPJWKS": true,
+            }],
+        },
+    });
+    let dir = MusterConfig::new()
+        .aggregator_setting(&format!("oauth: {oauth}"))
+        .aggregator_setting(&format!("extraCaFile: {}", ca.display()))
+        .ready_on_health()
+        .write()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{}", dir.port());
+    let config = dir.path().join("config.yaml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("BASE_URL", &base)).unwrap();
+    let callback = format!("{base}/oauth/proxy/callback");
+    let idp = start_idp_with(
+        &callback,
+        tokens.path(),
+        &[
+            ("TLS_CERT_FILE", leaf.as_path()),
+            ("TLS_KEY_FILE", key.as_path()),
+        ],
+    );
+    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
+    std::fs::write(
+        dir.path().join("mcpservers/two-hats.yaml"),
+        json!({
+            "apiVersion": "muster.giantswarm.io/v1alpha1",
+            "kind": "MCPServer",
+            "metadata": {"name": "two-hats"},
+            "spec": {
+                "type": "streamable-http",
+                "url": idp.mcp_url,
+                "autoStart": true,
+                "auth": {
+                    "type": "oauth",
+                    "authorizationServer": {"issuer": idp.issuer, "scopes": "mcp:read"},
+                    "forwardIdentity": true,
+                },
+            },
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let muster = dir.start_with_args(&["--debug"]).unwrap();
+    let bearer = |token: &str| {
+        McpClient::connect_with_headers(
+            &format!("{base}/mcp"),
+            &[("authorization", &format!("Bearer {token}"))],
+        )
+        .unwrap()
+    };
+    let first_token = upstream.mint(json!({"sub": "carol", "aud": base}));
+    let carol = bearer(&first_token);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_entry(&carol, "two-hats")["state"] != "Auth Required" {
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            server_entry(&carol, "two-hats")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // The grant of the pinned authorization server goes in Authorization; the caller's own
+    // token in X-Muster-Id-Token.
+    sign_in_in_browser(&carol, "two-hats", &callback, Some(&ca));
+    wait_for_tool(&carol, "x_two-hats_whoami", true);
+    let seen = carol.call("x_two-hats_whoami", json!({})).unwrap();
+    assert!(!seen.is_error, "{}", seen.text());
+    let seen = seen.json().unwrap();
+    assert_eq!(seen["sub"], USER, "the grant's person at the pinned server");
+    assert_eq!(seen["id_token"], first_token.as_str());
+
+    // A refreshed token of the same caller keeps the session, and is sent from then on.
+    let second_token = upstream.mint(json!({"sub": "carol", "aud": base, "jti": "second"}));
+    assert_ne!(first_token, second_token);
+    let refreshed = bearer(&second_token);
+    let seen = refreshed
+        .call("x_two-hats_whoami", json!({}))
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(seen["id_token"], second_token.as_str());
+
+    let log = muster.log();
+    for token in [&first_token, &second_token] {
+        assert!(
+            !log.contains(token.as_str()),
+            "a token is in muster's log:\n{log}"
+        );
+    }
+}

@@ -465,7 +465,7 @@ fn validate_and_serve_refuse_settings_that_would_do_nothing() {
         "  spec.headersFrom: not supported in filesystem mode, which has no Secrets to read \
          header values from; put the header in spec.headers instead",
         "  spec.auth.requiredAudiences: is asked for at sign-in only for a server that \
-         receives the caller's ID token; set forwardToken: true or remove it",
+         receives the caller's ID token; set forwardToken or forwardIdentity: true, or remove it",
     ] {
         assert!(
             text.lines().any(|l| l == line),

@@ -14,7 +14,9 @@ use crate::naming::BackendNaming;
 impl BackendAuth {
     /// Connects `session` to the server of `global` with the grant of `owner` (the session
     /// itself, or its person for a `grantScope: subject` server) at `grant.issuer`, and
-    /// exposes the connection to that session alone. A connection that fails is closed.
+    /// exposes the connection to that session alone. A `forwardIdentity` server also gets
+    /// the session's forwarded token in `X-Muster-Id-Token`. A connection that fails is
+    /// closed.
     pub(crate) async fn connect_session(
         &self,
         session: &SessionId,
@@ -23,7 +25,17 @@ impl BackendAuth {
         grant: &Grant,
     ) -> Result<Backend, BackendError> {
         let server = muster_core::tool::ToolProvider::name(global).to_owned();
+        let forwards_identity = global
+            .spec()
+            .transport
+            .remote()
+            .and_then(|r| r.auth.as_ref())
+            .is_some_and(|a| a.forward_identity);
+        let identity = forwards_identity
+            .then(|| self.inner.forwarding.token_of(session))
+            .flatten();
         let source = Arc::new(SessionToken {
+            identity: identity.clone(),
             grants: Arc::clone(&self.inner.grants),
             refreshing: self.inner.refreshes.lock_of(owner, &grant.issuer),
             session: owner.clone(),
@@ -45,6 +57,9 @@ impl BackendAuth {
                     redactor.add(grant.access_token.expose_secret());
                     if let Some(refresh) = &grant.refresh_token {
                         redactor.add(refresh.expose_secret());
+                    }
+                    if let Some(identity) = &identity {
+                        identity.watch(redactor.clone());
                     }
                     let _ = watched.redactor.set(redactor.clone());
                 },

@@ -60,6 +60,12 @@ impl Forwarding {
             .and_then(|s| s.refused.get(server).cloned())
     }
 
+    /// The caller's token `session` forwards now (kept current as the caller's token is
+    /// refreshed), when its caller brought one.
+    pub(crate) fn token_of(&self, session: &SessionId) -> Option<Arc<ForwardedToken>> {
+        self.lock().get(session).map(|s| Arc::clone(&s.token))
+    }
+
     /// Keeps what is known of the sessions `keep` selects (those with connections left);
     /// the others start afresh on their next request.
     pub(crate) fn retain_sessions(&self, keep: impl Fn(&SessionId) -> bool) {

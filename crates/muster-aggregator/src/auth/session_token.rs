@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use chrono::Utc;
 use futures::future::BoxFuture;
+use http::{HeaderName, HeaderValue};
 use muster_core::auth::{Grant, GrantStore, SessionKey};
 use muster_core::secret::{ExposeSecret, Redactor, SecretString};
 
+use super::caller_token::ForwardedToken;
 use super::{BackendAuth, token};
 use crate::backend::BearerSource;
 
@@ -28,6 +30,9 @@ pub(crate) struct SessionToken {
     /// The connection's redactor, set once it exists: every token is added, so the
     /// connection's errors never show one.
     pub(crate) redactor: std::sync::OnceLock<Redactor>,
+    /// The caller's ID token the session forwards in `X-Muster-Id-Token`, for a server with
+    /// `spec.auth.forwardIdentity`; followed as the caller's token is refreshed.
+    pub(crate) identity: Option<Arc<ForwardedToken>>,
     /// One refresh of the grant at a time, across every connection using it (the sessions
     /// of one person share a subject grant): concurrent requests wait and use its result,
     /// so a rotating refresh token is never sent twice.
@@ -109,7 +114,23 @@ impl BearerSource for SessionToken {
                 .is_some_and(|g| g.access_token.expose_secret() != rejected.expose_secret())
         })
     }
+
+    fn companion_headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        let Some(identity) = &self.identity else {
+            return Vec::new();
+        };
+        match HeaderValue::from_str(identity.current().expose_secret()) {
+            Ok(mut value) => {
+                value.set_sensitive(true);
+                vec![(HeaderName::from_static(ID_TOKEN_HEADER), value)]
+            }
+            Err(_) => Vec::new(),
+        }
+    }
 }
+
+/// The header a `forwardIdentity` server receives the session's ID token in.
+pub(crate) const ID_TOKEN_HEADER: &str = "x-muster-id-token";
 
 /// The lock one grant's refreshes take.
 type RefreshLock = tokio::sync::Mutex<()>;

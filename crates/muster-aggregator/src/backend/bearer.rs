@@ -4,6 +4,7 @@
 //! the client of [`session_tap`](super::session_tap)).
 
 use futures::future::BoxFuture;
+use http::{HeaderName, HeaderValue};
 use muster_core::secret::SecretString;
 
 /// Where a backend gets the access token it sends as `Authorization: Bearer`.
@@ -15,4 +16,18 @@ pub trait BearerSource: Send + Sync + std::fmt::Debug {
     /// The server refused `rejected` with 401: get a new token if possible; `true` when
     /// there is one worth retrying with.
     fn refresh(&self, rejected: SecretString) -> BoxFuture<'_, bool>;
+
+    /// Headers sent next to the bearer with every request, read per request (values marked
+    /// sensitive): the session's ID token in `X-Muster-Id-Token` for a server with
+    /// `spec.auth.forwardIdentity`. None by default.
+    fn companion_headers(&self) -> Vec<(HeaderName, HeaderValue)> {
+        Vec::new()
+    }
+}
+
+/// The companion headers of `source`, when there is one.
+pub(crate) fn companions(
+    source: Option<&std::sync::Arc<dyn BearerSource>>,
+) -> Vec<(HeaderName, HeaderValue)> {
+    source.map(|s| s.companion_headers()).unwrap_or_default()
 }

@@ -266,6 +266,7 @@ impl LeanHop {
             && let Some(token) = source.token().await
         {
             authorize(&mut headers, &token);
+            headers.extend(source.companion_headers());
         }
         // From here on the server may be running the call: giving up tells it so.
         let mut guard = CancelGuard::new(peer.clone(), NumberOrString::String(id.as_str().into()));
@@ -469,6 +470,7 @@ impl Exchange<'_> {
                 && let Some(token) = source.token().await
             {
                 authorize(&mut headers, &token);
+                headers.extend(source.companion_headers());
             }
             let body = Bytes::from(body.to_string());
             match client.post(headers, body).await {

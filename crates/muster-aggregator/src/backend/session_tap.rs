@@ -124,6 +124,14 @@ impl SessionTap {
         }
     }
 
+    /// `headers` with the source's companion headers (`X-Muster-Id-Token`) added. They are
+    /// added after the session's headers were recorded for the lean hop, which adds them
+    /// itself per call.
+    fn with_companions(&self, mut headers: Headers) -> Headers {
+        headers.extend(super::bearer::companions(self.bearer.as_ref()));
+        headers
+    }
+
     /// The bearer token a request carries: the source's current one when the server is
     /// reached with a [`BearerSource`], else the one rmcp asked for.
     fn auth_header(
@@ -216,6 +224,7 @@ impl StreamableHttpClient for SessionTap {
         if after_handshake(&message) {
             self.slot.record(session_id.as_ref(), &custom_headers);
         }
+        let custom_headers = self.with_companions(custom_headers);
         let result = self
             .send_authorized(
                 auth_header,
@@ -249,7 +258,7 @@ impl StreamableHttpClient for SessionTap {
         self.slot.forget(&session_id);
         self.send_authorized(
             auth_header,
-            custom_headers,
+            self.with_companions(custom_headers),
             Clone::clone,
             |headers, auth| {
                 self.http
@@ -269,7 +278,7 @@ impl StreamableHttpClient for SessionTap {
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
         self.send_authorized(
             auth_header,
-            custom_headers,
+            self.with_companions(custom_headers),
             Clone::clone,
             |headers, auth| {
                 self.http.get_stream(
@@ -295,7 +304,7 @@ impl StreamableHttpClient for SessionTap {
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
         self.send_authorized(
             auth_header,
-            custom_headers,
+            self.with_companions(custom_headers),
             Clone::clone,
             |headers, auth| {
                 self.http.get_stream_with_max_sse_event_size(

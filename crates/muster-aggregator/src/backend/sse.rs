@@ -70,8 +70,9 @@ fn authorized(
     }
 }
 
-/// Sends what `build` makes with the current token of `bearer`; when the server answers 401
-/// and the source has a new token, sends it once more with that one.
+/// Sends what `build` makes with the current token of `bearer` (and its companion headers);
+/// when the server answers 401 and the source has a new token, sends it once more with that
+/// one.
 async fn send_authorized(
     bearer: Option<&Arc<dyn BearerSource>>,
     build: impl Fn(Option<&SecretString>) -> reqwest::RequestBuilder,
@@ -79,6 +80,13 @@ async fn send_authorized(
     let token = match bearer {
         Some(source) => source.token().await,
         None => None,
+    };
+    let build = |token: Option<&SecretString>| {
+        let mut request = build(token);
+        for (name, value) in super::bearer::companions(bearer) {
+            request = request.header(name, value);
+        }
+        request
     };
     let response = build(token.as_ref()).send().await?;
     if response.status() == reqwest::StatusCode::UNAUTHORIZED

@@ -379,17 +379,14 @@ impl McpServerSpec {
         if auth.token_exchange.as_ref().is_some_and(|t| t.enabled) {
             errors.push("spec.auth.tokenExchange", sso);
         }
-        if auth.forward_identity {
-            errors.push("spec.auth.forwardIdentity", sso);
-        }
         if !auth.provider_apps.is_empty() {
             errors.push("spec.auth.providerApps", sso);
         }
-        if !auth.required_audiences.is_empty() && !auth.forward_token {
+        if !auth.required_audiences.is_empty() && !auth.forward_token && !auth.forward_identity {
             errors.push(
                 "spec.auth.requiredAudiences",
                 "is asked for at sign-in only for a server that receives the caller's ID \
-                 token; set forwardToken: true or remove it",
+                 token; set forwardToken or forwardIdentity: true, or remove it",
             );
         }
         if auth
