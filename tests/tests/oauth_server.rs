@@ -1782,28 +1782,39 @@ fn stored_sign_in(home: &std::path::Path) -> (std::path::PathBuf, Value) {
     (files[0].clone(), serde_json::from_str(&text).unwrap())
 }
 
-#[test]
-fn the_cli_signs_in_refreshes_and_signs_out() {
+/// The browser part of a native sign-in that starts at muster's authorization `url`: through
+/// muster and the provider, back to the loopback listener of the CLI or bridge.
+fn complete_native_sign_in(s: &Setup, url: &str, seen: &mut Seen) {
+    let mut browser = Browser::new();
+    let mut next = url.to_owned();
+    for _ in 0..25 {
+        if url::Url::parse(&next).unwrap().path() == "/callback" {
+            break;
+        }
+        let response = browser.get(&next, seen);
+        assert!(
+            response.status().is_redirection(),
+            "{next}: {}",
+            response.status()
+        );
+        next = location(&response, &next);
+    }
+    let answer = query(&next);
+    assert_eq!(answer["iss"], s.base);
+    seen.add(&answer["code"]);
+    let page = http().get(&next).send().unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+}
+
+/// `muster auth login` with `HOME` at `home`, the browser step scripted; what it printed.
+fn cli_sign_in(s: &Setup, home: &std::path::Path, seen: &mut Seen) -> String {
     use std::io::BufRead as _;
-    use std::os::unix::fs::PermissionsExt as _;
 
-    let s = setup(json!({}));
-    let home = tempfile::tempdir().unwrap();
     let endpoint = format!("{}/mcp", s.base);
-    let target = ["--endpoint", endpoint.as_str()];
-    let mut seen = Seen::default();
-
-    // Signed out: client commands say what to run.
-    let (ok, _, err) = cli(home.path(), &[&["list", "tool"][..], &target].concat());
-    assert!(!ok);
-    assert!(err.contains("run: muster auth login"), "{err}");
-
-    // Sign in: the CLI prints the URL; the browser goes through muster and the provider
-    // and comes back to the CLI's loopback listener.
     let mut login = Command::new(muster_tests::muster_bin().unwrap())
         .args(["auth", "login", "--no-browser", "--callback-port", "0"])
-        .args(target)
-        .env("HOME", home.path())
+        .args(["--endpoint", &endpoint])
+        .env("HOME", home)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -1820,29 +1831,32 @@ fn the_cli_signs_in_refreshes_and_signs_out() {
             break format!("{}/oauth/authorize?{url}", s.base);
         }
     };
-    let mut browser = Browser::new();
-    let mut next = url;
-    for _ in 0..25 {
-        if url::Url::parse(&next).unwrap().path() == "/callback" {
-            break;
-        }
-        let response = browser.get(&next, &mut seen);
-        assert!(
-            response.status().is_redirection(),
-            "{next}: {}",
-            response.status()
-        );
-        next = location(&response, &next);
-    }
-    let answer = query(&next);
-    assert_eq!(answer["iss"], s.base);
-    seen.add(&answer["code"]);
-    let page = http().get(&next).send().unwrap();
-    assert_eq!(page.status().as_u16(), 200);
+    complete_native_sign_in(s, &url, seen);
     assert!(login.wait().unwrap().success(), "{printed}");
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     assert!(rest.contains("Signed in to muster"), "{rest}");
+    printed + &rest
+}
+
+#[test]
+fn the_cli_signs_in_refreshes_and_signs_out() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let s = setup(json!({}));
+    let home = tempfile::tempdir().unwrap();
+    let endpoint = format!("{}/mcp", s.base);
+    let target = ["--endpoint", endpoint.as_str()];
+    let mut seen = Seen::default();
+
+    // Signed out: client commands say what to run.
+    let (ok, _, err) = cli(home.path(), &[&["list", "tool"][..], &target].concat());
+    assert!(!ok);
+    assert!(err.contains("run: muster auth login"), "{err}");
+
+    // Sign in: the CLI prints the URL; the browser goes through muster and the provider
+    // and comes back to the CLI's loopback listener.
+    let printed = cli_sign_in(&s, home.path(), &mut seen);
 
     // The tokens are private to the user.
     let (file, record) = stored_sign_in(home.path());
@@ -1885,10 +1899,204 @@ fn the_cli_signs_in_refreshes_and_signs_out() {
     assert!(!ok && err.contains("muster auth login"), "{err}");
 
     seen.assert_absent_from(&[
-        (
-            "the CLI's output",
-            &format!("{printed}{rest}{out}{status}{err}"),
-        ),
+        ("the CLI's output", &format!("{printed}{out}{status}{err}")),
+        ("muster's log", &s.muster.log()),
+    ]);
+    drop(s.idp);
+}
+
+/// An IDE on the other end of `muster agent --mcp-server`: JSON-RPC lines to its stdin, its
+/// stdout lines back through a channel; its stderr is kept.
+struct Ide {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+    next_id: u64,
+    /// Every message the bridge wrote, in order.
+    received: Vec<Value>,
+}
+
+impl Ide {
+    /// Starts the bridge to `endpoint` with `HOME` at `home` and `env` set.
+    fn start(home: &std::path::Path, endpoint: &str, env: &[(&str, &str)]) -> Self {
+        use std::io::BufRead as _;
+
+        let mut child = Command::new(muster_tests::muster_bin().unwrap())
+            .args(["agent", "--mcp-server", "--endpoint", endpoint])
+            .env("HOME", home)
+            .env_remove("MUSTER_ENDPOINT")
+            .env_remove("MUSTER_CONTEXT")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut text);
+            text
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            stderr: Some(stderr),
+            next_id: 0,
+            received: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write as _;
+
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next message of the bridge, within 60 seconds.
+    fn next(&mut self) -> Value {
+        let message = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|_| {
+                panic!("the bridge wrote nothing more; so far: {:?}", self.received)
+            });
+        self.received.push(message.clone());
+        message
+    }
+
+    /// Sends the request `method` and waits for its response (the whole message).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self.next();
+            if message.get("method").is_none() && message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// `tools/call` of `name`; the whole response.
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    /// `initialize` and `notifications/initialized`; the result.
+    fn initialize(&mut self) -> Value {
+        let init = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "ide", "version": "0"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        init["result"].clone()
+    }
+
+    /// The names `tools/list` lists.
+    fn tool_names(&mut self) -> Vec<String> {
+        let list = self.request("tools/list", json!({}));
+        list["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"))
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// Closes stdin and waits for the bridge to end; its stderr.
+    fn close(mut self) -> String {
+        drop(self.stdin.take());
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "the bridge failed: {status}");
+                break;
+            }
+            if tokio::time::Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("the bridge did not end with its stdin");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        self.stderr.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Ide {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_bridge_refreshes_its_token_while_it_runs() {
+    let s = setup(json!({}));
+    let home = tempfile::tempdir().unwrap();
+    let endpoint = format!("{}/mcp", s.base);
+    let mut seen = Seen::default();
+    cli_sign_in(&s, home.path(), &mut seen);
+    let (file, record) = stored_sign_in(home.path());
+    seen.add(record["accessToken"].as_str().unwrap());
+    seen.add(record["refreshToken"].as_str().unwrap());
+
+    let mut ide = Ide::start(home.path(), &endpoint, &[]);
+    let init = ide.initialize();
+    assert_eq!(init["serverInfo"]["name"], "muster-aggregator", "{init}");
+    assert_eq!(ide.tool_names(), muster_tests::META_TOOLS);
+    let listed = ide.call("list_tools", json!({}));
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+
+    // The access token expires: the bridge refreshes it before its next request and goes on
+    // in the same session.
+    let mut expired = record.clone();
+    expired["expiresAt"] = json!("2000-01-01T00:00:00Z");
+    std::fs::write(&file, expired.to_string()).unwrap();
+    let listed = ide.call("list_tools", json!({}));
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    let (_, refreshed) = stored_sign_in(home.path());
+    assert_ne!(refreshed["accessToken"], record["accessToken"]);
+    assert_ne!(refreshed["refreshToken"], record["refreshToken"]);
+    seen.add(refreshed["accessToken"].as_str().unwrap());
+    seen.add(refreshed["refreshToken"].as_str().unwrap());
+
+    // muster refuses the token the bridge sends (401): it refreshes the sign-in and sends the
+    // request again.
+    let mut refused = refreshed.clone();
+    refused["accessToken"] = json!("a-token-muster-never-issued-0123456789");
+    refused["expiresAt"] = json!("2999-01-01T00:00:00Z");
+    std::fs::write(&file, refused.to_string()).unwrap();
+    let listed = ide.call("list_tools", json!({}));
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    let (_, again) = stored_sign_in(home.path());
+    assert_ne!(again["accessToken"], refused["accessToken"]);
+    assert_ne!(again["refreshToken"], refreshed["refreshToken"]);
+    seen.add(again["accessToken"].as_str().unwrap());
+    seen.add(again["refreshToken"].as_str().unwrap());
+    let listed = ide.call("list_tools", json!({}));
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+
+    let stderr = ide.close();
+    seen.assert_absent_from(&[
+        ("the bridge's stderr", &stderr),
         ("muster's log", &s.muster.log()),
     ]);
     drop(s.idp);

@@ -14,6 +14,10 @@
 //! nothing else, and tells the client that the tool, resource and prompt lists may have
 //! changed. The client's session stays alive throughout.
 //!
+//! With [`Credentials`] ([`Bridge::credentials`]) every request carries the current
+//! `Authorization` value, and a request muster refuses with `401` is sent once more after a
+//! refresh.
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), muster_aggregator::bridge::BridgeError> {
 //! use muster_aggregator::bridge::Bridge;
@@ -21,6 +25,7 @@
 //! # }
 //! ```
 
+mod credentials;
 mod messages;
 mod output;
 mod replies;
@@ -34,6 +39,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::task::JoinSet;
 
+pub use self::credentials::Credentials;
 use self::upstream::Upstream;
 use crate::client::{ClientError, parse_endpoint};
 
@@ -60,11 +66,23 @@ pub enum BridgeError {
 }
 
 /// A stdio ↔ streamable-HTTP bridge to one muster endpoint; see the [module docs](self).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Bridge {
     endpoint: reqwest::Url,
     headers: HeaderMap,
     reconnect_timeout: Duration,
+    credentials: Option<Arc<dyn Credentials>>,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("headers", &self.headers)
+            .field("reconnect_timeout", &self.reconnect_timeout)
+            .field("credentials", &self.credentials.is_some())
+            .finish()
+    }
 }
 
 impl Bridge {
@@ -81,13 +99,23 @@ impl Bridge {
             endpoint: url,
             headers: HeaderMap::new(),
             reconnect_timeout: DEFAULT_RECONNECT_TIMEOUT,
+            credentials: None,
         })
     }
 
-    /// Sends `name: value` with every HTTP request (for example `Authorization`).
+    /// Sends `name: value` with every HTTP request. A fixed `Authorization` here is never
+    /// refreshed; [`credentials`](Self::credentials) take precedence over it.
     #[must_use]
     pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.insert(name, value);
+        self
+    }
+
+    /// Takes the `Authorization` of every request from `credentials` and refreshes it after a
+    /// `401` (see the [module docs](self)).
+    #[must_use]
+    pub fn credentials(mut self, credentials: Arc<dyn Credentials>) -> Self {
+        self.credentials = Some(credentials);
         self
     }
 
@@ -129,6 +157,7 @@ impl Bridge {
             self.endpoint,
             self.reconnect_timeout,
             out.clone(),
+            self.credentials,
         ));
         let listener = tokio::spawn(Arc::clone(&upstream).listen());
         let mut tasks = JoinSet::new();

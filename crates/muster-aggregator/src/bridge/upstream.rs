@@ -1,18 +1,19 @@
 //! The muster side of the bridge: one streamable-HTTP session, re-created when the server
-//! forgets it.
+//! forgets it, with the current `Authorization` on every request.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use reqwest::{Client, Method, RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use super::credentials::Credentials;
 use super::messages::{self, Kind};
 use super::output::Output;
 use super::replies;
@@ -49,13 +50,16 @@ enum Failure {
     Reconnect { url: String, reason: String },
 }
 
+/// An answer of muster, and the `Authorization` value it answered.
+type Sent = (Response, Option<HeaderValue>);
+
 /// Forwards messages to one muster endpoint.
-#[derive(Debug)]
 pub(super) struct Upstream {
     client: Client,
     endpoint: Url,
     reconnect_timeout: Duration,
     out: Output,
+    credentials: Option<Arc<dyn Credentials>>,
     session: watch::Sender<Session>,
     /// The client's `initialize` parameters, to open a new session after a restart.
     init_params: Mutex<Option<Value>>,
@@ -65,18 +69,30 @@ pub(super) struct Upstream {
     reconnecting: tokio::sync::Mutex<()>,
 }
 
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("credentials", &self.credentials.is_some())
+            .field("session", &*self.session.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Upstream {
     pub(super) fn new(
         client: Client,
         endpoint: Url,
         reconnect_timeout: Duration,
         out: Output,
+        credentials: Option<Arc<dyn Credentials>>,
     ) -> Self {
         Self {
             client,
             endpoint,
             reconnect_timeout,
             out,
+            credentials,
             session: watch::Sender::new(Session::default()),
             init_params: Mutex::new(None),
             cancelled: Mutex::new(HashSet::new()),
@@ -137,25 +153,28 @@ impl Upstream {
                 }
                 continue;
             };
-            let request = self
-                .request(Method::GET, &session)
-                .header(ACCEPT, "text/event-stream")
-                .header(SESSION_HEADER, id);
-            match request.send().await {
-                Ok(response) if response.status() == StatusCode::NOT_FOUND => {
+            let sent = self
+                .send(|| {
+                    self.request(Method::GET, &session)
+                        .header(ACCEPT, "text/event-stream")
+                        .header(SESSION_HEADER, id.clone())
+                })
+                .await;
+            match sent {
+                Ok((response, _)) if response.status() == StatusCode::NOT_FOUND => {
                     if let Err(e) = self.reinitialize(session.generation).await {
                         tracing::warn!(error = %e, "reconnecting to muster failed");
                         tokio::time::sleep(LISTEN_PAUSE).await;
                     }
                     continue;
                 }
-                Ok(response) if response.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                Ok((response, _)) if response.status() == StatusCode::METHOD_NOT_ALLOWED => {
                     if changes.changed().await.is_err() {
                         return;
                     }
                     continue;
                 }
-                Ok(response) if response.status().is_success() => {
+                Ok((response, _)) if response.status().is_success() => {
                     let mut stream = replies::messages(response);
                     loop {
                         tokio::select! {
@@ -172,7 +191,7 @@ impl Upstream {
                         }
                     }
                 }
-                Ok(response) => {
+                Ok((response, _)) => {
                     tracing::debug!(status = %response.status(), "muster refused the event stream");
                 }
                 Err(e) => tracing::debug!(error = %e, "muster's event stream is unavailable"),
@@ -187,11 +206,14 @@ impl Upstream {
         let Some(id) = session.id.clone() else {
             return;
         };
-        let request = self
-            .request(Method::DELETE, &session)
-            .header(SESSION_HEADER, id)
-            .timeout(Duration::from_secs(2));
-        if let Err(e) = request.send().await {
+        let sent = self
+            .send(|| {
+                self.request(Method::DELETE, &session)
+                    .header(SESSION_HEADER, id.clone())
+                    .timeout(Duration::from_secs(2))
+            })
+            .await;
+        if let Err(e) = sent {
             tracing::debug!(error = %e, "closing the muster session failed");
         }
     }
@@ -258,12 +280,17 @@ impl Upstream {
         let mut reinitialized = false;
         loop {
             let session = self.session.borrow().clone();
-            let mut request = self.request(Method::POST, &session).json(message);
-            if let Some(id) = session.id.clone() {
-                request = request.header(SESSION_HEADER, id);
-            }
-            let response = match request.send().await {
-                Ok(response) => response,
+            let sent = self
+                .send(|| {
+                    let request = self.request(Method::POST, &session).json(message);
+                    match session.id.clone() {
+                        Some(id) => request.header(SESSION_HEADER, id),
+                        None => request,
+                    }
+                })
+                .await;
+            let response = match sent {
+                Ok((response, _)) => response,
                 Err(e) if e.is_connect() && Instant::now() < deadline => {
                     tokio::time::sleep(RETRY_PAUSE).await;
                     continue;
@@ -310,10 +337,8 @@ impl Upstream {
             "jsonrpc": "2.0", "id": id, "method": "initialize", "params": params,
         });
         let fresh = Session::default();
-        let response = self
-            .request(Method::POST, &fresh)
-            .json(&init)
-            .send()
+        let (response, _) = self
+            .send(|| self.request(Method::POST, &fresh).json(&init))
             .await
             .map_err(|e| fail(e.to_string()))?;
         if !response.status().is_success() {
@@ -341,13 +366,16 @@ impl Upstream {
             protocol,
             generation: generation + 1,
         };
-        let mut initialized = self
-            .request(Method::POST, &session)
-            .json(&messages::notification("notifications/initialized"));
-        if let Some(id) = session.id.clone() {
-            initialized = initialized.header(SESSION_HEADER, id);
-        }
-        initialized.send().await.map_err(|e| fail(e.to_string()))?;
+        let initialized = messages::notification("notifications/initialized");
+        self.send(|| {
+            let request = self.request(Method::POST, &session).json(&initialized);
+            match session.id.clone() {
+                Some(id) => request.header(SESSION_HEADER, id),
+                None => request,
+            }
+        })
+        .await
+        .map_err(|e| fail(e.to_string()))?;
         self.session.send_replace(session);
         tracing::info!(endpoint = %self.endpoint, "reconnected to muster with a new session");
         let capabilities = result.pointer("/result/capabilities");
@@ -363,6 +391,28 @@ impl Upstream {
         Ok(())
     }
 
+    /// Sends the request `build` makes with the current `Authorization` of the credentials;
+    /// after a `401`, once more with a refreshed one. The answer, and the value it answered.
+    async fn send(&self, build: impl Fn() -> RequestBuilder) -> Result<Sent, reqwest::Error> {
+        let Some(credentials) = &self.credentials else {
+            return Ok((build().send().await?, None));
+        };
+        let authorization = credentials.authorization().await;
+        let response = authorized(build(), authorization.as_ref()).send().await?;
+        if response.status() != StatusCode::UNAUTHORIZED {
+            return Ok((response, authorization));
+        }
+        let Some(rejected) = authorization else {
+            return Ok((response, None));
+        };
+        let Some(fresh) = credentials.refreshed(&rejected).await else {
+            return Ok((response, Some(rejected)));
+        };
+        tracing::debug!(endpoint = %self.endpoint, "muster refused the token; sending the request again with a refreshed one");
+        let response = authorized(build(), Some(&fresh)).send().await?;
+        Ok((response, Some(fresh)))
+    }
+
     /// A request to the endpoint with the headers every message carries.
     fn request(&self, method: Method, session: &Session) -> RequestBuilder {
         let mut request = self
@@ -374,6 +424,14 @@ impl Upstream {
             request = request.header(PROTOCOL_HEADER, protocol);
         }
         request
+    }
+}
+
+/// `request` with `Authorization: value`, when there is one.
+fn authorized(request: RequestBuilder, value: Option<&HeaderValue>) -> RequestBuilder {
+    match value {
+        Some(value) => request.header(AUTHORIZATION, value.clone()),
+        None => request,
     }
 }
 

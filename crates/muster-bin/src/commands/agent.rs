@@ -2,9 +2,11 @@
 //! IDEs, `--repl` an interactive shell; with neither, it prints the server's notifications
 //! until interrupted.
 
+mod credentials;
 mod repl;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -40,12 +42,10 @@ fn bridge(args: &AgentArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let mut bridge =
-        Bridge::new(&endpoint)?.reconnect_timeout(Duration::from_secs(args.reconnect_timeout));
-    // The sign-in of `muster auth login`, refreshed now if it is about to expire.
-    if let Some(value) = runtime.block_on(super::auth::store::authorization(&endpoint))? {
-        bridge = bridge.header(http::header::AUTHORIZATION, value);
-    }
+    // The sign-in of `muster auth login`, read (and refreshed when needed) for every request.
+    let bridge = Bridge::new(&endpoint)?
+        .reconnect_timeout(Duration::from_secs(args.reconnect_timeout))
+        .credentials(Arc::new(credentials::StoredCredentials::new(&endpoint)));
     tracing::info!(%endpoint, "bridging stdio to muster");
     runtime.block_on(bridge.run_stdio())?;
     // Leave the blocking stdin reader behind instead of waiting for it.

@@ -220,13 +220,41 @@ fn lock(endpoint: &str) -> anyhow::Result<File> {
 ///
 /// As [`bearer`], or when the stored token is not a valid header value.
 pub(crate) async fn authorization(endpoint: &str) -> anyhow::Result<Option<HeaderValue>> {
-    let Some(token) = bearer(endpoint).await? else {
+    bearer(endpoint).await?.map(|t| header_of(&t)).transpose()
+}
+
+/// The `Authorization` header for `endpoint` after muster refused `rejected` with `401`: the
+/// stored token when another command already replaced the refused one, else the token of a
+/// refresh (stored); none when not signed in.
+///
+/// # Errors
+///
+/// When the sign-in has no refresh token or the refresh is refused: the sign-in has ended and
+/// `muster auth login` is needed.
+pub(crate) async fn refreshed_authorization(
+    endpoint: &str,
+    rejected: &HeaderValue,
+) -> anyhow::Result<Option<HeaderValue>> {
+    if std::env::var_os("HOME").is_none() {
+        return Ok(None);
+    }
+    let _lock = lock(endpoint)?;
+    let Some(record) = load(endpoint)? else {
         return Ok(None);
     };
+    let stored = header_of(&SecretString::from(record.access_token.clone()))?;
+    if stored != rejected {
+        return Ok(Some(stored));
+    }
+    header_of(&refresh_locked(endpoint, &record).await?).map(Some)
+}
+
+/// `Bearer <token>`, marked sensitive.
+fn header_of(token: &SecretString) -> anyhow::Result<HeaderValue> {
     let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose_secret()))
         .map_err(|_| anyhow::anyhow!("the stored token is not a valid header value"))?;
     value.set_sensitive(true);
-    Ok(Some(value))
+    Ok(value)
 }
 
 /// The bearer token for `endpoint`: none when not signed in; refreshed (and stored) first
@@ -259,6 +287,17 @@ async fn bearer(endpoint: &str) -> anyhow::Result<Option<SecretString>> {
     if !record.needs_refresh() {
         return Ok(Some(SecretString::from(record.access_token)));
     }
+    refresh_locked(endpoint, &record).await.map(Some)
+}
+
+/// Refreshes `record`, the sign-in to `endpoint`, and stores the new tokens; the new access
+/// token. The caller holds the endpoint's [`lock`].
+async fn refresh_locked(endpoint: &str, record: &StoredSignIn) -> anyhow::Result<SecretString> {
+    if record.refresh_token.is_none() {
+        bail!(
+            "your sign-in to muster at {endpoint} has ended: run `muster auth login --endpoint {endpoint}`"
+        );
+    }
     let fresh = match signin::refresh(&record.grant()).await {
         Ok(fresh) => fresh,
         Err(e) => bail!(
@@ -267,7 +306,7 @@ async fn bearer(endpoint: &str) -> anyhow::Result<Option<SecretString>> {
     };
     let updated = StoredSignIn::new(endpoint, &fresh, record.revocation_endpoint.as_deref());
     save(&updated)?;
-    Ok(Some(fresh.access_token))
+    Ok(fresh.access_token)
 }
 
 #[cfg(test)]
