@@ -1153,8 +1153,8 @@ fn token_exchange_servers_get_the_callers_token_exchanged_at_the_remote_provider
         ),
     );
     // muster's own, token-less connection finds the server protected: it waits for a session.
-    wait_until("Auth Required", Duration::from_secs(40), || {
-        (state(&kubectl, "remote") == "Auth Required").then_some(())
+    wait_until("Awaiting Session", Duration::from_secs(40), || {
+        (state(&kubectl, "remote") == "Awaiting Session").then_some(())
     });
     let session = |token: &str| {
         let header = format!("Bearer {token}");

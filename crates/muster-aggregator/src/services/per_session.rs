@@ -1,12 +1,9 @@
 //! The state of a server served per session (`auth.forwardToken`, `auth.tokenExchange`):
 //! muster's own, token-less connection only establishes that the endpoint answers, so a
-//! server it finds protected is `Connected` while a session holds a connection of its own,
-//! and `Failed` while its token exchange fails for every caller.
-//!
-//! While no session is connected it stays `Auth Required`, as in the original muster. The
-//! CRD reference's `Awaiting Session` for that case is not written yet: clients of the
-//! original (its acceptance runner among them) count only `Running`, `Connected` and
-//! `Auth Required` as ready, and would take such a server for one that is not.
+//! server it finds protected is `Awaiting Session` while no session is connected (there is
+//! no sign-in for a person to run: each caller's own identity is used), `Connected` while a
+//! session holds a connection of its own, and `Failed` while its token exchange fails for
+//! every caller.
 
 use muster_core::resource::ConditionStatus;
 
@@ -60,7 +57,7 @@ pub(super) fn apply(
         )
     } else {
         (
-            McpServerState::AuthRequired,
+            McpServerState::AwaitingSession,
             format!(
                 "The server is reachable and served per session with the caller's own identity \
                  ({}); no session is connected.",
@@ -127,11 +124,11 @@ mod tests {
         }}));
         let mut status = status_of(ServiceState::AuthRequired);
         apply(&mut status, &exchange, 0, None);
-        assert_eq!(status.state, Some(McpServerState::AuthRequired));
+        assert_eq!(status.state, Some(McpServerState::AwaitingSession));
         let ready = &status.conditions[0];
         assert_eq!(
             (ready.status, ready.reason.as_str()),
-            (ConditionStatus::True, "AuthRequired")
+            (ConditionStatus::True, "AwaitingSession")
         );
         assert_eq!(
             ready.message,
