@@ -270,8 +270,8 @@ impl Services {
     }
 
     /// Whether this muster can run `obj`: valid in its mode (with the rules of its name and
-    /// namespace), and (in filesystem mode) without settings only Kubernetes mode honours;
-    /// otherwise every reason.
+    /// namespace), without settings no mode honours yet and (in filesystem mode) without
+    /// settings only Kubernetes mode honours; otherwise every reason.
     fn runnable(&self, obj: &Object<McpServer>) -> Result<(), ValidationErrors> {
         let spec = &obj.spec;
         let key = obj.key();
@@ -280,11 +280,13 @@ impl Services {
             &key.namespace,
             &self.inner.validation,
         )?;
-        if !self.inner.validation.is_kubernetes() {
-            let unsupported = spec.unsupported_in_filesystem_mode();
-            if !unsupported.is_empty() {
-                return Err(unsupported);
-            }
+        let unsupported = if self.inner.validation.is_kubernetes() {
+            spec.unsupported_in_any_mode()
+        } else {
+            spec.unsupported_in_filesystem_mode()
+        };
+        if !unsupported.is_empty() {
+            return Err(unsupported);
         }
         Ok(())
     }

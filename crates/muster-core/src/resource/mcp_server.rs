@@ -352,11 +352,11 @@ impl McpServerSpec {
     }
 
     /// Settings filesystem mode accepts in a definition but cannot honour yet: `headersFrom`
-    /// (there are no Secrets to read) and the parts of `auth` muster does not do there (token
-    /// forwarding and exchange, client credentials from Secrets, subject grants, revocation,
-    /// identity forwarding and provider Apps). `type: oauth` and an `authorizationServer`
-    /// with `issuer`, `scopes`, `authorizationEndpoint`/`tokenEndpoint` and
-    /// `expectedIssuer` work. Definitions with them are stored as written; `muster validate`
+    /// (there are no Secrets to read), the parts of `auth` muster does not do there (token
+    /// exchange, client credentials from Secrets) and what no mode does
+    /// ([`unsupported_in_any_mode`](Self::unsupported_in_any_mode)). `type: oauth`, an
+    /// `authorizationServer` (with `grantScope` and `revocationEndpoint`), `forwardToken` and
+    /// `forwardIdentity` work. Definitions with them are stored as written; `muster validate`
     /// reports them and `muster serve` refuses to start such a server, saying why, instead of
     /// connecting without the header or the sign-in.
     pub fn unsupported_in_filesystem_mode(&self) -> ValidationErrors {
@@ -371,6 +371,7 @@ impl McpServerSpec {
                  from; put the header in spec.headers instead",
             );
         }
+        errors.extend(self.unsupported_in_any_mode());
         let Some(auth) = &remote.auth else {
             return errors;
         };
@@ -378,9 +379,6 @@ impl McpServerSpec {
                    mode yet; remove it and let each session sign in with core_auth_login";
         if auth.token_exchange.as_ref().is_some_and(|t| t.enabled) {
             errors.push("spec.auth.tokenExchange", sso);
-        }
-        if !auth.provider_apps.is_empty() {
-            errors.push("spec.auth.providerApps", sso);
         }
         if !auth.required_audiences.is_empty() && !auth.forward_token && !auth.forward_identity {
             errors.push(
@@ -398,6 +396,26 @@ impl McpServerSpec {
                 "spec.auth.authorizationServer.clientCredentialsSecretRef",
                 "not supported in filesystem mode, which has no Secrets to read; muster \
                  signs in as a public client with PKCE",
+            );
+        }
+        errors
+    }
+
+    /// Settings of the spec no mode of this muster honours yet, so a server naming them is
+    /// refused instead of run without them: `spec.auth.providerApps` (the Provider Apps of
+    /// `aggregator.providerApps`).
+    pub fn unsupported_in_any_mode(&self) -> ValidationErrors {
+        let mut errors = ValidationErrors::new();
+        if self
+            .transport
+            .remote()
+            .and_then(|r| r.auth.as_ref())
+            .is_some_and(|a| !a.provider_apps.is_empty())
+        {
+            errors.push(
+                "spec.auth.providerApps",
+                "Provider Apps (aggregator.providerApps) are not supported by this muster yet; \
+                 remove it",
             );
         }
         errors

@@ -1713,3 +1713,47 @@ fn enumerated_fields_refuse_unknown_values_when_parsed() {
         .and_then(|s| s.grant_scope);
     assert_eq!(grant_scope, Some(GrantScope::Subject));
 }
+
+#[test]
+fn what_filesystem_mode_and_every_mode_cannot_honour_is_named() {
+    let spec = |def: Value| McpServerSpec::try_from(parse(&def)).expect("a valid spec");
+    let forwarding = spec(auth(
+        json!({ "forwardToken": true, "providerApps": ["github"] }),
+    ));
+    assert!(
+        forwarding
+            .unsupported_in_any_mode()
+            .contains("spec.auth.providerApps", "not supported by this muster yet")
+    );
+    assert!(
+        forwarding
+            .unsupported_in_filesystem_mode()
+            .contains("spec.auth.providerApps", "not supported by this muster yet")
+    );
+    // What filesystem mode now honours is not named.
+    for honoured in [
+        auth_server(json!({
+            "grantScope": "subject",
+            "revocationEndpoint": "https://github.com/login/oauth/revoke",
+        })),
+        with(
+            auth_server(json!({})),
+            json!({ "auth": { "forwardIdentity": true, "requiredAudiences": ["k8s"] } }),
+        ),
+    ] {
+        let spec = spec(honoured.clone());
+        assert!(
+            spec.unsupported_in_filesystem_mode().is_empty(),
+            "{honoured}"
+        );
+        assert!(spec.unsupported_in_any_mode().is_empty(), "{honoured}");
+    }
+    assert!(
+        spec(token_exchange(json!({})))
+            .unsupported_in_filesystem_mode()
+            .contains(
+                "spec.auth.tokenExchange",
+                "not supported in filesystem mode"
+            )
+    );
+}
