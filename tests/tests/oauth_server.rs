@@ -1905,6 +1905,9 @@ fn the_cli_signs_in_refreshes_and_signs_out() {
     drop(s.idp);
 }
 
+/// The `_meta` key of the auth notice on tool results.
+const AUTH_META: &str = "giantswarm.io/auth_required";
+
 /// An IDE on the other end of `muster agent --mcp-server`: JSON-RPC lines to its stdin, its
 /// stdout lines back through a channel; its stderr is kept.
 struct Ide {
@@ -2047,9 +2050,26 @@ impl Drop for Ide {
     }
 }
 
+/// The text blocks of a `tools/call` response, joined.
+fn result_text(response: &Value) -> String {
+    response["result"]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{response}"))
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("")
+}
+
 #[test]
 fn the_bridge_refreshes_its_token_while_it_runs() {
-    let s = setup(json!({}));
+    // Sign-in to protected servers is on, and none needs one: results carry no notice.
+    let s = setup_full(
+        json!({}),
+        false,
+        &json!({"mcpClient": {"enabled": true, "clientId": PROTECTED_CLIENT}}),
+        &[],
+    );
     let home = tempfile::tempdir().unwrap();
     let endpoint = format!("{}/mcp", s.base);
     let mut seen = Seen::default();
@@ -2064,6 +2084,19 @@ fn the_bridge_refreshes_its_token_while_it_runs() {
     assert_eq!(ide.tool_names(), muster_tests::META_TOOLS);
     let listed = ide.call("list_tools", json!({}));
     assert_eq!(listed["result"]["isError"], false, "{listed}");
+    assert!(
+        listed["result"]["_meta"].get(AUTH_META).is_none(),
+        "{listed}"
+    );
+    assert!(
+        !result_text(&listed).contains("Authentication Required"),
+        "{listed}"
+    );
+    let status = ide.request("resources/read", json!({"uri": "auth://status"}));
+    assert!(
+        status["result"]["contents"][0]["text"].is_string(),
+        "{status}"
+    );
 
     // The access token expires: the bridge refreshes it before its next request and goes on
     // in the same session.
@@ -2093,11 +2126,118 @@ fn the_bridge_refreshes_its_token_while_it_runs() {
     seen.add(again["refreshToken"].as_str().unwrap());
     let listed = ide.call("list_tools", json!({}));
     assert_eq!(listed["result"]["isError"], false, "{listed}");
+    assert!(
+        listed["result"]["_meta"].get(AUTH_META).is_none(),
+        "{listed}"
+    );
 
     let stderr = ide.close();
     seen.assert_absent_from(&[
         ("the bridge's stderr", &stderr),
         ("muster's log", &s.muster.log()),
     ]);
+    drop(s.idp);
+}
+
+#[test]
+fn bridge_tool_results_name_the_servers_that_wait_for_a_sign_in() {
+    let tokens = tempfile::NamedTempFile::new().unwrap();
+    // The sign-in to the protected server is never completed: its callback goes nowhere.
+    let protected = start_protected("http://127.0.0.1:9/oauth/proxy/callback", tokens.path());
+    let server = (
+        "protected",
+        json!({"type": "streamable-http", "url": protected.mcp, "autoStart": true}),
+    );
+    let s = setup_full(
+        json!({}),
+        false,
+        &json!({"mcpClient": {"enabled": true, "clientId": PROTECTED_CLIENT}}),
+        &[server],
+    );
+    let endpoint = format!("{}/mcp", s.base);
+    let mut seen = Seen::default();
+    let bob = s.idp.mint(json!({"sub": "bob", "aud": s.base}));
+    seen.add(&bob);
+    let bob = client_with(&s.base, &bob);
+    wait_for("the protected server is never Auth Required", || {
+        state_of(&bob, "protected") == "Auth Required"
+    });
+    let home = tempfile::tempdir().unwrap();
+    cli_sign_in(&s, home.path(), &mut seen);
+    let (_, record) = stored_sign_in(home.path());
+    seen.add(record["accessToken"].as_str().unwrap());
+    seen.add(record["refreshToken"].as_str().unwrap());
+
+    let mut ide = Ide::start(home.path(), &endpoint, &[]);
+    ide.initialize();
+    // What the IDE's own read of auth://status says (passed through, never decorated).
+    let status = ide.request("resources/read", json!({"uri": "auth://status"}));
+    assert!(status["result"].get("_meta").is_none(), "{status}");
+    let document: Value =
+        serde_json::from_str(status["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let entry = document["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "protected")
+        .unwrap_or_else(|| panic!("{document}"))
+        .clone();
+    assert_eq!(entry["status"], "auth_required", "{document}");
+    let mut expected = json!({
+        "server": "protected",
+        "issuer": entry.get("issuer").cloned().unwrap_or(json!("")),
+        "auth_tool": "core_auth_login",
+    });
+    if let Some(scope) = entry["scope"].as_str().filter(|s| !s.is_empty()) {
+        expected["scope"] = json!(scope);
+    }
+
+    // The bridge read the status right after initialize: tool results name the server.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(45);
+    let noted = loop {
+        let listed = ide.call("list_tools", json!({}));
+        assert_eq!(listed["result"]["isError"], false, "{listed}");
+        if listed["result"]["_meta"].get(AUTH_META).is_some() {
+            break listed;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no auth notice: {listed}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(
+        noted["result"]["_meta"][AUTH_META],
+        json!([expected]),
+        "{noted}"
+    );
+    let content = noted["result"]["content"].as_array().unwrap();
+    assert_eq!(
+        content.last().unwrap(),
+        &json!({"type": "text", "text": "\n---\nAuthentication Required:\n\
+            - protected: call 'core_auth_login' with server='protected' to sign in\n"}),
+        "{noted}"
+    );
+    assert!(
+        content[0]["text"].as_str().unwrap().contains("\"tools\""),
+        "the tool's own result comes first: {noted}"
+    );
+    // Only tool results are decorated, and the bridge's own reads never reach the IDE.
+    let listed = ide.request("tools/list", json!({}));
+    assert!(listed["result"].get("_meta").is_none(), "{listed}");
+    assert!(
+        !ide.received.iter().any(|m| m["id"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("muster-bridge"))),
+        "{:?}",
+        ide.received
+    );
+
+    let stderr = ide.close();
+    seen.assert_absent_from(&[
+        ("the bridge's stderr", &stderr),
+        ("muster's log", &s.muster.log()),
+    ]);
+    drop(protected);
     drop(s.idp);
 }

@@ -18,6 +18,13 @@
 //! `Authorization` value, and a request muster refuses with `401` is sent once more after a
 //! refresh.
 //!
+//! As the original muster's agent does, the bridge reads the session's `auth://status`
+//! resource right after the client's `initialize` and every [`AUTH_STATUS_INTERVAL`] (those
+//! reads and their answers never reach the client); while servers wait for the session to
+//! sign in, every `tools/call` result gets a text block naming them and
+//! `_meta["giantswarm.io/auth_required"]` listing them (server, issuer, scope,
+//! `auth_tool: core_auth_login`).
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), muster_aggregator::bridge::BridgeError> {
 //! use muster_aggregator::bridge::Bridge;
@@ -27,6 +34,7 @@
 
 mod credentials;
 mod messages;
+mod notices;
 mod output;
 mod replies;
 mod upstream;
@@ -45,6 +53,9 @@ use crate::client::{ClientError, parse_endpoint};
 
 /// How long a message waits for an unreachable server before it fails, by default.
 pub const DEFAULT_RECONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often the bridge reads the session's `auth://status`, by default.
+pub const AUTH_STATUS_INTERVAL: Duration = Duration::from_secs(30);
 
 /// What stops a bridge from starting or running.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +82,7 @@ pub struct Bridge {
     endpoint: reqwest::Url,
     headers: HeaderMap,
     reconnect_timeout: Duration,
+    auth_status_interval: Duration,
     credentials: Option<Arc<dyn Credentials>>,
 }
 
@@ -80,6 +92,7 @@ impl std::fmt::Debug for Bridge {
             .field("endpoint", &self.endpoint.as_str())
             .field("headers", &self.headers)
             .field("reconnect_timeout", &self.reconnect_timeout)
+            .field("auth_status_interval", &self.auth_status_interval)
             .field("credentials", &self.credentials.is_some())
             .finish()
     }
@@ -99,6 +112,7 @@ impl Bridge {
             endpoint: url,
             headers: HeaderMap::new(),
             reconnect_timeout: DEFAULT_RECONNECT_TIMEOUT,
+            auth_status_interval: AUTH_STATUS_INTERVAL,
             credentials: None,
         })
     }
@@ -116,6 +130,14 @@ impl Bridge {
     #[must_use]
     pub fn credentials(mut self, credentials: Arc<dyn Credentials>) -> Self {
         self.credentials = Some(credentials);
+        self
+    }
+
+    /// How often the session's `auth://status` is read for the auth notices on tool
+    /// results ([`AUTH_STATUS_INTERVAL`] unless set).
+    #[must_use]
+    pub fn auth_status_interval(mut self, interval: Duration) -> Self {
+        self.auth_status_interval = interval;
         self
     }
 
@@ -160,6 +182,8 @@ impl Bridge {
             self.credentials,
         ));
         let listener = tokio::spawn(Arc::clone(&upstream).listen());
+        let status =
+            tokio::spawn(Arc::clone(&upstream).watch_auth_status(self.auth_status_interval));
         let mut tasks = JoinSet::new();
         let mut lines = BufReader::new(input).lines();
         let result = loop {
@@ -179,6 +203,7 @@ impl Bridge {
             }
         };
         listener.abort();
+        status.abort();
         tasks.shutdown().await;
         upstream.close().await;
         drop(upstream);

@@ -1,6 +1,8 @@
 //! The muster side of the bridge: one streamable-HTTP session, re-created when the server
 //! forgets it, with the current `Authorization` on every request.
 
+mod auth_status;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -9,12 +11,13 @@ use futures::StreamExt as _;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use reqwest::{Client, Method, RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use super::credentials::Credentials;
 use super::messages::{self, Kind};
+use super::notices::{self, AuthRequired};
 use super::output::Output;
 use super::replies;
 
@@ -67,6 +70,10 @@ pub(super) struct Upstream {
     cancelled: Mutex<HashSet<String>>,
     /// Serialises re-initialisation.
     reconnecting: tokio::sync::Mutex<()>,
+    /// The servers of the session's `auth://status` that wait for a sign-in.
+    auth_required: Mutex<Vec<AuthRequired>>,
+    /// Wakes the `auth://status` reader: the session was initialized or replaced.
+    read_status_now: Notify,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -97,6 +104,8 @@ impl Upstream {
             init_params: Mutex::new(None),
             cancelled: Mutex::new(HashSet::new()),
             reconnecting: tokio::sync::Mutex::new(()),
+            auth_required: Mutex::new(Vec::new()),
+            read_status_now: Notify::new(),
         }
     }
 
@@ -114,28 +123,33 @@ impl Upstream {
                     }
                 });
                 match self.post(&message, true).await {
-                    Ok(response) => self.deliver(response, Some(&id)).await,
+                    Ok(response) => self.deliver(response, Some(&id), false).await,
                     Err(e) => self.out.send(messages::error(&id, e.to_string())),
                 }
             }
-            Kind::Request { id, .. } => match self.post(&message, false).await {
+            Kind::Request { id, method } => match self.post(&message, false).await {
                 Ok(response) => {
-                    tasks.spawn(async move { self.deliver(response, Some(&id)).await });
+                    let tool_call = method == "tools/call";
+                    tasks.spawn(async move { self.deliver(response, Some(&id), tool_call).await });
                 }
                 Err(e) => self.out.send(messages::error(&id, e.to_string())),
             },
             kind => {
-                if kind
-                    == (Kind::Notification {
-                        method: "notifications/cancelled".to_owned(),
-                    })
+                let method = match &kind {
+                    Kind::Notification { method } => Some(method.as_str()),
+                    _ => None,
+                };
+                if method == Some("notifications/cancelled")
                     && let Some(id) = messages::cancelled_request(&message)
                 {
                     lock(&self.cancelled).insert(id.to_string());
                 }
                 match self.post(&message, false).await {
-                    Ok(response) => self.deliver(response, None).await,
+                    Ok(response) => self.deliver(response, None, false).await,
                     Err(e) => tracing::warn!(error = %e, "a message to muster was dropped"),
+                }
+                if method == Some("notifications/initialized") {
+                    self.read_status_now.notify_one();
                 }
             }
         }
@@ -219,8 +233,9 @@ impl Upstream {
     }
 
     /// Writes the messages of `response` to the client. For a request, a missing answer is
-    /// reported as an error response.
-    async fn deliver(&self, response: Response, request: Option<&Value>) {
+    /// reported as an error response; the answer to a `tools/call` (`tool_call`) gets the
+    /// notice of the servers waiting for a sign-in.
+    async fn deliver(&self, response: Response, request: Option<&Value>, tool_call: bool) {
         let status = response.status();
         if !status.is_success() {
             let body = response.text().await.unwrap_or_default();
@@ -237,12 +252,16 @@ impl Upstream {
         }
         let mut answered = false;
         let mut stream = replies::messages(response);
-        while let Some(message) = stream.next().await {
+        while let Some(mut message) = stream.next().await {
             if let Some(id) = request
                 && messages::answers(&message, id)
             {
                 answered = true;
                 self.note_protocol(&message);
+                if tool_call {
+                    let servers = lock(&self.auth_required).clone();
+                    notices::decorate(&mut message, &servers);
+                }
             }
             self.out.send(message);
         }
@@ -378,6 +397,7 @@ impl Upstream {
         .map_err(|e| fail(e.to_string()))?;
         self.session.send_replace(session);
         tracing::info!(endpoint = %self.endpoint, "reconnected to muster with a new session");
+        self.read_status_now.notify_one();
         let capabilities = result.pointer("/result/capabilities");
         for (capability, method) in [
             ("tools", "notifications/tools/list_changed"),
