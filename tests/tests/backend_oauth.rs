@@ -154,6 +154,36 @@ fn server_entry(client: &McpClient, server: &str) -> Value {
         .unwrap_or_else(|| panic!("{server} not listed: {list}"))
 }
 
+/// Writes the MCPServer `name` with `spec` into the config directory of `dir`.
+fn write_server(dir: &muster_tests::ConfigDir, name: &str, spec: Value) {
+    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
+    std::fs::write(
+        dir.path().join(format!("mcpservers/{name}.yaml")),
+        json!({
+            "apiVersion": "muster.giantswarm.io/v1alpha1",
+            "kind": "MCPServer",
+            "metadata": {"name": name},
+            "spec": spec,
+        })
+        .to_string(),
+    )
+    .unwrap();
+}
+
+/// Waits until `server` is `Auth Required` (a 401 at initialize: reachable, waiting for
+/// sign-ins).
+fn wait_for_auth_required(client: &McpClient, server: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_entry(client, server)["state"] != "Auth Required" {
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            server_entry(client, server)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn auth_status(client: &McpClient) -> Value {
     let read = client
         .request("resources/read", json!({"uri": "auth://status"}))
@@ -173,32 +203,17 @@ fn sign_in_to_a_server_protected_by_a_real_openid_provider() {
         .unwrap();
     let callback = format!("http://127.0.0.1:{}/oauth/proxy/callback", dir.port());
     let idp = start_idp(&callback, tokens.path());
-    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
-    std::fs::write(
-        dir.path().join("mcpservers/protected.yaml"),
-        json!({
-            "apiVersion": "muster.giantswarm.io/v1alpha1",
-            "kind": "MCPServer",
-            "metadata": {"name": "protected"},
-            "spec": {"type": "streamable-http", "url": idp.mcp_url, "autoStart": true},
-        })
-        .to_string(),
-    )
-    .unwrap();
+    write_server(
+        &dir,
+        "protected",
+        json!({"type": "streamable-http", "url": idp.mcp_url, "autoStart": true}),
+    );
     let muster = dir.start_with_args(&["--debug"]).unwrap();
     let alice = muster.client().unwrap();
     let other = muster.client().unwrap();
 
     // A 401 at initialize: Auth Required, never Failed; nobody sees its tools yet.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server_entry(&alice, "protected")["state"] != "Auth Required" {
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            server_entry(&alice, "protected")
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_auth_required(&alice, "protected");
     assert_eq!(
         server_entry(&alice, "protected")["sessionStatus"],
         "auth_required"
@@ -415,43 +430,28 @@ fn a_subject_grant_serves_every_session_of_the_person_until_sign_out_revokes_it(
         ],
     );
     assert!(idp.issuer.starts_with("https://"), "{}", idp.issuer);
-    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
-    std::fs::write(
-        dir.path().join("mcpservers/protected.yaml"),
+    write_server(
+        &dir,
+        "protected",
         json!({
-            "apiVersion": "muster.giantswarm.io/v1alpha1",
-            "kind": "MCPServer",
-            "metadata": {"name": "protected"},
-            "spec": {
-                "type": "streamable-http",
-                "url": idp.mcp_url,
-                "autoStart": true,
-                "auth": {
-                    "type": "oauth",
-                    "authorizationServer": {
-                        "issuer": idp.issuer,
-                        "scopes": "mcp:read",
-                        "grantScope": "subject",
-                    },
+            "type": "streamable-http",
+            "url": idp.mcp_url,
+            "autoStart": true,
+            "auth": {
+                "type": "oauth",
+                "authorizationServer": {
+                    "issuer": idp.issuer,
+                    "scopes": "mcp:read",
+                    "grantScope": "subject",
                 },
             },
-        })
-        .to_string(),
-    )
-    .unwrap();
+        }),
+    );
     let muster = dir.start_with_args(&["--debug"]).unwrap();
     // Without sign-in to muster itself every session is the same person.
     let first = muster.client().unwrap();
     let second = muster.client().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server_entry(&first, "protected")["state"] != "Auth Required" {
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            server_entry(&first, "protected")
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_auth_required(&first, "protected");
 
     // The first session signs in in the browser.
     sign_in_in_browser(&first, "protected", &callback, Some(&ca));
@@ -522,30 +522,15 @@ fn sign_in_to_a_legacy_sse_server() {
     let callback = format!("http://127.0.0.1:{}/oauth/proxy/callback", dir.port());
     let idp = start_idp(&callback, tokens.path());
     let sse_url = idp.mcp_url.replace("/mcp", "/sse");
-    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
-    std::fs::write(
-        dir.path().join("mcpservers/legacy.yaml"),
-        json!({
-            "apiVersion": "muster.giantswarm.io/v1alpha1",
-            "kind": "MCPServer",
-            "metadata": {"name": "legacy"},
-            "spec": {"type": "sse", "url": sse_url, "autoStart": true},
-        })
-        .to_string(),
-    )
-    .unwrap();
+    write_server(
+        &dir,
+        "legacy",
+        json!({"type": "sse", "url": sse_url, "autoStart": true}),
+    );
     let muster = dir.start_with_args(&["--debug"]).unwrap();
     let alice = muster.client().unwrap();
     let other = muster.client().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server_entry(&alice, "legacy")["state"] != "Auth Required" {
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            server_entry(&alice, "legacy")
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_auth_required(&alice, "legacy");
 
     // The sign-in finds the authorization server through the event stream's 401.
     sign_in_in_browser(&alice, "legacy", &callback, None);
@@ -642,27 +627,20 @@ fn a_forward_identity_server_gets_the_callers_token_next_to_the_grant() {
             ("TLS_KEY_FILE", key.as_path()),
         ],
     );
-    std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
-    std::fs::write(
-        dir.path().join("mcpservers/two-hats.yaml"),
+    write_server(
+        &dir,
+        "two-hats",
         json!({
-            "apiVersion": "muster.giantswarm.io/v1alpha1",
-            "kind": "MCPServer",
-            "metadata": {"name": "two-hats"},
-            "spec": {
-                "type": "streamable-http",
-                "url": idp.mcp_url,
-                "autoStart": true,
-                "auth": {
-                    "type": "oauth",
-                    "authorizationServer": {"issuer": idp.issuer, "scopes": "mcp:read"},
-                    "forwardIdentity": true,
-                },
+            "type": "streamable-http",
+            "url": idp.mcp_url,
+            "autoStart": true,
+            "auth": {
+                "type": "oauth",
+                "authorizationServer": {"issuer": idp.issuer, "scopes": "mcp:read"},
+                "forwardIdentity": true,
             },
-        })
-        .to_string(),
-    )
-    .unwrap();
+        }),
+    );
     let muster = dir.start_with_args(&["--debug"]).unwrap();
     let bearer = |token: &str| {
         McpClient::connect_with_headers(
@@ -673,15 +651,7 @@ fn a_forward_identity_server_gets_the_callers_token_next_to_the_grant() {
     };
     let first_token = upstream.mint(json!({"sub": "carol", "aud": base}));
     let carol = bearer(&first_token);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server_entry(&carol, "two-hats")["state"] != "Auth Required" {
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            server_entry(&carol, "two-hats")
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_for_auth_required(&carol, "two-hats");
 
     // The grant of the pinned authorization server goes in Authorization; the caller's own
     // token in X-Muster-Id-Token.

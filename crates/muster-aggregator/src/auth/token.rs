@@ -172,11 +172,34 @@ pub(crate) async fn revoke(
         Some(refresh) => (refresh, "refresh_token"),
         None => (&grant.access_token, "access_token"),
     };
+    revoke_token(
+        http,
+        endpoint,
+        (token, hint),
+        &grant.client_id,
+        client_secret,
+    )
+    .await
+}
+
+/// Revokes one `token` of the kind `hint` names (`refresh_token`, `access_token`) at
+/// `endpoint` (RFC 7009) as `client_id`, with its secret for a confidential client.
+///
+/// # Errors
+///
+/// When the endpoint cannot be reached or refuses the revocation.
+pub(crate) async fn revoke_token(
+    http: &reqwest::Client,
+    endpoint: &str,
+    (token, hint): (&SecretString, &str),
+    client_id: &str,
+    client_secret: Option<&SecretString>,
+) -> Result<(), TokenError> {
     let body = {
         let mut form = form_urlencoded::Serializer::new(String::new());
         form.append_pair("token", token.expose_secret())
             .append_pair("token_type_hint", hint)
-            .append_pair("client_id", &grant.client_id);
+            .append_pair("client_id", client_id);
         if let Some(secret) = client_secret {
             form.append_pair("client_secret", secret.expose_secret());
         }

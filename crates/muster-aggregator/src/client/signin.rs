@@ -300,33 +300,17 @@ pub async fn revoke(
         return Ok(());
     };
     let http = http_client()?;
-    let body = form_urlencoded::Serializer::new(String::new())
-        .append_pair("token", token.expose_secret())
-        .append_pair("token_type_hint", "refresh_token")
-        .append_pair("client_id", client_id)
-        .finish();
-    let response = http
-        .post(url)
-        .header(
-            http::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
-        )
-        .body(body)
-        .send()
+    token::revoke_token(&http, url, (token, "refresh_token"), client_id, None)
         .await
-        .map_err(|e| SignInError::Unreachable {
-            url: url.to_owned(),
-            reason: e.without_url().to_string(),
-        })?;
-    let status = response.status();
-    if status.is_success() {
-        return Ok(());
-    }
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    Err(SignInError::Token(format!(
-        "revocation refused: {}",
-        oauth_error(&body, status.as_u16())
-    )))
+        .map_err(|e| match e {
+            token::TokenError::Unreachable(reason) => SignInError::Unreachable {
+                url: url.to_owned(),
+                reason,
+            },
+            token::TokenError::Refused(reason) => {
+                SignInError::Token(format!("revocation refused: {reason}"))
+            }
+        })
 }
 
 /// `error: description` of an OAuth error body, else the status.
