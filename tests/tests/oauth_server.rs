@@ -2024,6 +2024,14 @@ impl Ide {
             .collect()
     }
 
+    /// Waits for the notification `method` (or finds it among those already received).
+    fn notification(&mut self, method: &str) {
+        if self.received.iter().any(|m| m["method"] == method) {
+            return;
+        }
+        while self.next()["method"] != method {}
+    }
+
     /// Closes stdin and waits for the bridge to end; its stderr.
     fn close(mut self) -> String {
         drop(self.stdin.take());
@@ -2239,5 +2247,95 @@ fn bridge_tool_results_name_the_servers_that_wait_for_a_sign_in() {
         ("muster's log", &s.muster.log()),
     ]);
     drop(protected);
+    drop(s.idp);
+}
+
+#[test]
+fn a_bridge_without_a_sign_in_offers_authenticate_muster() {
+    let s = setup(json!({}));
+    let endpoint = format!("{}/mcp", s.base);
+    let mut seen = Seen::default();
+    let home = tempfile::tempdir().unwrap();
+
+    // Not signed in: the bridge answers as a server with one tool.
+    let mut ide = Ide::start(
+        home.path(),
+        &endpoint,
+        &[("MUSTER_OAUTH_CALLBACK_PORT", "0"), ("BROWSER", "true")],
+    );
+    let init = ide.initialize();
+    assert_eq!(
+        init["capabilities"],
+        json!({"tools": {"listChanged": true}}),
+        "{init}"
+    );
+    assert_eq!(ide.tool_names(), ["authenticate_muster"]);
+    for refused in [
+        ide.request("resources/list", json!({})),
+        ide.call("list_tools", json!({})),
+    ] {
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("call the authenticate_muster tool")),
+            "{refused}"
+        );
+    }
+
+    // authenticate_muster answers with the sign-in URL at once; the browser completes it.
+    let started = ide.call("authenticate_muster", json!({}));
+    assert_eq!(started["result"]["isError"], false, "{started}");
+    let url = started["result"]["structuredContent"]["authUrl"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned();
+    assert!(
+        url.starts_with(&format!("{}/oauth/authorize?", s.base)),
+        "{url}"
+    );
+    assert!(result_text(&started).contains(&url), "{started}");
+    complete_native_sign_in(&s, &url, &mut seen);
+
+    // The tokens are stored as `muster auth login` stores them, and the IDE is told that its
+    // tools changed: muster's meta-tools, which work.
+    ide.notification("notifications/tools/list_changed");
+    let (_, record) = stored_sign_in(home.path());
+    seen.add(record["accessToken"].as_str().unwrap());
+    seen.add(record["refreshToken"].as_str().unwrap());
+    assert_eq!(ide.tool_names(), muster_tests::META_TOOLS);
+    let listed = ide.call("list_tools", json!({}));
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    let (ok, status, _) = cli(home.path(), &["auth", "status", "--endpoint", &endpoint]);
+    assert!(ok && status.contains("signed in: yes"), "{status}");
+
+    // Signed out elsewhere (the sign-in is revoked): the bridge offers authenticate_muster
+    // again instead of failing.
+    let changes = ide
+        .received
+        .iter()
+        .filter(|m| m["method"] == "notifications/tools/list_changed")
+        .count();
+    let (ok, _, err) = cli(home.path(), &["auth", "logout", "--endpoint", &endpoint]);
+    assert!(ok, "{err}");
+    let refused = ide.call("list_tools", json!({}));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("call the authenticate_muster tool")),
+        "{refused}"
+    );
+    let changed = ide
+        .received
+        .iter()
+        .filter(|m| m["method"] == "notifications/tools/list_changed")
+        .count();
+    assert_eq!(changed, changes + 1, "{:?}", ide.received);
+    assert_eq!(ide.tool_names(), ["authenticate_muster"]);
+
+    let stderr = ide.close();
+    seen.assert_absent_from(&[
+        ("the bridge's stderr", &stderr),
+        ("muster's log", &s.muster.log()),
+    ]);
     drop(s.idp);
 }

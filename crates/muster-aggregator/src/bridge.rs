@@ -1,12 +1,12 @@
 //! A transport bridge: an MCP endpoint on a byte stream (stdio for IDEs) that forwards every
 //! message to a muster server over streamable HTTP.
 //!
-//! The bridge has no tool logic. Each line the MCP client writes is one JSON-RPC message; it is
-//! POSTed to the server, and whatever the server answers (plain JSON or an event stream with
-//! progress notifications, server requests and finally the response) is written back, one
-//! message per line. A `GET` event stream carries the server's unsolicited notifications
-//! (`list_changed`, `notifications/muster/event`). Responses of the client to server requests
-//! and `notifications/cancelled` are forwarded like everything else.
+//! The bridge has no tool logic of muster's. Each line the MCP client writes is one JSON-RPC
+//! message; it is POSTed to the server, and whatever the server answers (plain JSON or an
+//! event stream with progress notifications, server requests and finally the response) is
+//! written back, one message per line. A `GET` event stream carries the server's unsolicited
+//! notifications (`list_changed`, `notifications/muster/event`). Responses of the client to
+//! server requests and `notifications/cancelled` are forwarded like everything else.
 //!
 //! The bridge survives server restarts: requests made while the server is down wait for it (up
 //! to [`Bridge::reconnect_timeout`]), and when the server no longer knows the session the
@@ -16,7 +16,11 @@
 //!
 //! With [`Credentials`] ([`Bridge::credentials`]) every request carries the current
 //! `Authorization` value, and a request muster refuses with `401` is sent once more after a
-//! refresh.
+//! refresh. When muster still refuses, the bridge answers the client by itself: `initialize`
+//! succeeds, `tools/list` offers only `authenticate_muster`, which starts the credentials'
+//! sign-in ([`Credentials::sign_in`]) and answers with its URL, and every other request gets
+//! an error saying to call it. Once the sign-in completes the bridge opens a session with
+//! the client's `initialize` parameters and sends `notifications/tools/list_changed`.
 //!
 //! As the original muster's agent does, the bridge reads the session's `auth://status`
 //! resource right after the client's `initialize` and every [`AUTH_STATUS_INTERVAL`] (those
@@ -37,6 +41,7 @@ mod messages;
 mod notices;
 mod output;
 mod replies;
+mod signed_out;
 mod upstream;
 
 use std::sync::Arc;
@@ -47,7 +52,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, BufReader};
 use tokio::task::JoinSet;
 
-pub use self::credentials::Credentials;
+pub use self::credentials::{Credentials, SignInFailed, SignInStarted};
 use self::upstream::Upstream;
 use crate::client::{ClientError, parse_endpoint};
 
@@ -125,8 +130,9 @@ impl Bridge {
         self
     }
 
-    /// Takes the `Authorization` of every request from `credentials` and refreshes it after a
-    /// `401` (see the [module docs](self)).
+    /// Takes the `Authorization` of every request from `credentials`, refreshes it after a
+    /// `401`, and signs in through them when muster refuses the bridge (see the
+    /// [module docs](self)). Without credentials a `401` is an error for the client.
     #[must_use]
     pub fn credentials(mut self, credentials: Arc<dyn Credentials>) -> Self {
         self.credentials = Some(credentials);

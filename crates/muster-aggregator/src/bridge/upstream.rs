@@ -2,6 +2,7 @@
 //! forgets it, with the current `Authorization` on every request.
 
 mod auth_status;
+mod sign_in;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -51,6 +52,23 @@ enum Failure {
     },
     #[error("muster at {url} forgot the session and a new one could not be opened: {reason}")]
     Reconnect { url: String, reason: String },
+    /// muster refused the credentials (`401`) even after a refresh.
+    #[error("muster at {url} asks for a sign-in")]
+    SignedOut {
+        url: String,
+        /// The `Authorization` value refused; none when none was sent.
+        rejected: Option<HeaderValue>,
+    },
+}
+
+/// The bridge while muster refuses its credentials.
+#[derive(Debug, Default)]
+struct SignedOut {
+    /// The `Authorization` value muster refused last; none when none was sent. Another value
+    /// from the credentials is worth a try.
+    rejected: Option<HeaderValue>,
+    /// The URL of the sign-in under way.
+    pending: Option<String>,
 }
 
 /// An answer of muster, and the `Authorization` value it answered.
@@ -74,6 +92,10 @@ pub(super) struct Upstream {
     auth_required: Mutex<Vec<AuthRequired>>,
     /// Wakes the `auth://status` reader: the session was initialized or replaced.
     read_status_now: Notify,
+    /// Set while muster refuses the credentials.
+    signed_out: Mutex<Option<SignedOut>>,
+    /// Serialises the start of sign-ins.
+    signing_in: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -106,15 +128,27 @@ impl Upstream {
             reconnecting: tokio::sync::Mutex::new(()),
             auth_required: Mutex::new(Vec::new()),
             read_status_now: Notify::new(),
+            signed_out: Mutex::new(None),
+            signing_in: tokio::sync::Mutex::new(()),
         }
     }
 
     /// Forwards one message of the client. Requests are answered by a task in `tasks` once
     /// the server accepted them, so answers may interleave; everything else is forwarded
-    /// before the next message is read, which keeps the client's order on the wire.
+    /// before the next message is read, which keeps the client's order on the wire. While
+    /// muster refuses the credentials, the bridge answers by itself.
     pub(super) async fn forward(self: Arc<Self>, message: Value, tasks: &mut JoinSet<()>) {
-        match Kind::of(&message) {
-            Kind::Request { id, method } if method == "initialize" => {
+        let kind = Kind::of(&message);
+        let initialize = matches!(&kind, Kind::Request { method, .. } if method == "initialize");
+        if initialize {
+            // A new session of the client: muster decides again whether it is signed in.
+            *lock(&self.signed_out) = None;
+        } else if self.is_signed_out() && !self.resume().await {
+            self.answer_signed_out(&message, kind, tasks);
+            return;
+        }
+        match kind.clone() {
+            Kind::Request { id, .. } if initialize => {
                 *lock(&self.init_params) = message.get("params").cloned();
                 self.session.send_modify(|s| {
                     *s = Session {
@@ -124,6 +158,10 @@ impl Upstream {
                 });
                 match self.post(&message, true).await {
                     Ok(response) => self.deliver(response, Some(&id), false).await,
+                    Err(Failure::SignedOut { rejected, .. }) => {
+                        self.sign_out(rejected, false);
+                        self.answer_signed_out(&message, kind, tasks);
+                    }
                     Err(e) => self.out.send(messages::error(&id, e.to_string())),
                 }
             }
@@ -132,26 +170,33 @@ impl Upstream {
                     let tool_call = method == "tools/call";
                     tasks.spawn(async move { self.deliver(response, Some(&id), tool_call).await });
                 }
+                Err(Failure::SignedOut { rejected, .. }) => {
+                    self.sign_out(rejected, true);
+                    self.answer_signed_out(&message, kind, tasks);
+                }
                 Err(e) => self.out.send(messages::error(&id, e.to_string())),
             },
-            kind => {
-                let method = match &kind {
-                    Kind::Notification { method } => Some(method.as_str()),
-                    _ => None,
-                };
-                if method == Some("notifications/cancelled")
+            Kind::Notification { method } => {
+                if method == "notifications/cancelled"
                     && let Some(id) = messages::cancelled_request(&message)
                 {
                     lock(&self.cancelled).insert(id.to_string());
                 }
-                match self.post(&message, false).await {
-                    Ok(response) => self.deliver(response, None, false).await,
-                    Err(e) => tracing::warn!(error = %e, "a message to muster was dropped"),
-                }
-                if method == Some("notifications/initialized") {
+                self.forward_other(&message).await;
+                if method == "notifications/initialized" {
                     self.read_status_now.notify_one();
                 }
             }
+            Kind::Other => self.forward_other(&message).await,
+        }
+    }
+
+    /// Forwards a notification or response of the client.
+    async fn forward_other(&self, message: &Value) {
+        match self.post(message, false).await {
+            Ok(response) => self.deliver(response, None, false).await,
+            Err(Failure::SignedOut { rejected, .. }) => self.sign_out(rejected, true),
+            Err(e) => tracing::warn!(error = %e, "a message to muster was dropped"),
         }
     }
 
@@ -176,10 +221,21 @@ impl Upstream {
                 .await;
             match sent {
                 Ok((response, _)) if response.status() == StatusCode::NOT_FOUND => {
-                    if let Err(e) = self.reinitialize(session.generation).await {
-                        tracing::warn!(error = %e, "reconnecting to muster failed");
-                        tokio::time::sleep(LISTEN_PAUSE).await;
+                    match self.reinitialize(session.generation).await {
+                        Ok(()) => {}
+                        Err(Failure::SignedOut { rejected, .. }) => self.sign_out(rejected, true),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "reconnecting to muster failed");
+                            tokio::time::sleep(LISTEN_PAUSE).await;
+                        }
                     }
+                    continue;
+                }
+                Ok((response, rejected))
+                    if response.status() == StatusCode::UNAUTHORIZED
+                        && self.credentials.is_some() =>
+                {
+                    self.sign_out(rejected, true);
                     continue;
                 }
                 Ok((response, _)) if response.status() == StatusCode::METHOD_NOT_ALLOWED => {
@@ -308,8 +364,8 @@ impl Upstream {
                     }
                 })
                 .await;
-            let response = match sent {
-                Ok((response, _)) => response,
+            let (response, authorization) = match sent {
+                Ok(sent) => sent,
                 Err(e) if e.is_connect() && Instant::now() < deadline => {
                     tokio::time::sleep(RETRY_PAUSE).await;
                     continue;
@@ -321,6 +377,12 @@ impl Upstream {
                     });
                 }
             };
+            if response.status() == StatusCode::UNAUTHORIZED && self.credentials.is_some() {
+                return Err(Failure::SignedOut {
+                    url: self.endpoint.to_string(),
+                    rejected: authorization,
+                });
+            }
             if response.status() == StatusCode::NOT_FOUND
                 && session.id.is_some()
                 && !initialize
@@ -338,7 +400,7 @@ impl Upstream {
     }
 
     /// Opens a new session with the client's `initialize` parameters, unless another task
-    /// already replaced session `generation`.
+    /// already replaced session `generation`. The bridge is signed in again once it worked.
     async fn reinitialize(&self, generation: u64) -> Result<(), Failure> {
         let _guard = self.reconnecting.lock().await;
         if self.session.borrow().generation != generation {
@@ -356,10 +418,16 @@ impl Upstream {
             "jsonrpc": "2.0", "id": id, "method": "initialize", "params": params,
         });
         let fresh = Session::default();
-        let (response, _) = self
+        let (response, authorization) = self
             .send(|| self.request(Method::POST, &fresh).json(&init))
             .await
             .map_err(|e| fail(e.to_string()))?;
+        if response.status() == StatusCode::UNAUTHORIZED && self.credentials.is_some() {
+            return Err(Failure::SignedOut {
+                url: self.endpoint.to_string(),
+                rejected: authorization,
+            });
+        }
         if !response.status().is_success() {
             return Err(fail(format!("HTTP {}", response.status())));
         }
@@ -396,7 +464,12 @@ impl Upstream {
         .await
         .map_err(|e| fail(e.to_string()))?;
         self.session.send_replace(session);
-        tracing::info!(endpoint = %self.endpoint, "reconnected to muster with a new session");
+        let was_signed_out = lock(&self.signed_out).take().is_some();
+        if was_signed_out {
+            tracing::info!(endpoint = %self.endpoint, "signed in to muster; its tools are available again");
+        } else {
+            tracing::info!(endpoint = %self.endpoint, "reconnected to muster with a new session");
+        }
         self.read_status_now.notify_one();
         let capabilities = result.pointer("/result/capabilities");
         for (capability, method) in [
@@ -444,6 +517,11 @@ impl Upstream {
             request = request.header(PROTOCOL_HEADER, protocol);
         }
         request
+    }
+
+    /// Whether muster refuses the credentials.
+    fn is_signed_out(&self) -> bool {
+        lock(&self.signed_out).is_some()
     }
 }
 

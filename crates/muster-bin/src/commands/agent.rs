@@ -42,7 +42,8 @@ fn bridge(args: &AgentArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    // The sign-in of `muster auth login`, read (and refreshed when needed) for every request.
+    // The sign-in of `muster auth login`, read (and refreshed when needed) for every request;
+    // without one, or once it has ended, the IDE gets `authenticate_muster`.
     let bridge = Bridge::new(&endpoint)?
         .reconnect_timeout(Duration::from_secs(args.reconnect_timeout))
         .credentials(Arc::new(credentials::StoredCredentials::new(&endpoint)));

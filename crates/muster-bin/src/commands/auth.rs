@@ -31,47 +31,92 @@ async fn login(args: &AuthLoginArgs) -> anyhow::Result<ExitCode> {
         return login_to_server(args, server).await;
     }
     let endpoint = store::normalize(&remote::endpoint(&args.target)?);
-    let Some(server) = signin::discover(&endpoint).await? else {
+    let started =
+        MusterSignIn::start(&endpoint, args.callback_port, args.client_id.as_deref()).await?;
+    let Some(sign_in) = started else {
         eprintln!("muster at {endpoint} does not ask for a sign-in.");
         return Ok(ExitCode::SUCCESS);
     };
-    let loopback = Loopback::bind(args.callback_port).await.map_err(|e| {
-        anyhow::anyhow!("{e} (choose another with --callback-port or MUSTER_OAUTH_CALLBACK_PORT)")
-    })?;
-    let redirect_uri = loopback.redirect_uri();
-    let client_id = match &args.client_id {
-        Some(id) => id.clone(),
-        None => {
-            let token = std::env::var("MUSTER_OAUTH_REGISTRATION_TOKEN")
-                .ok()
-                .filter(|t| !t.is_empty())
-                .map(SecretString::from);
-            server
-                .register(&redirect_uri, token.as_ref())
-                .await
-                .context(
-                    "cannot register the CLI with muster: pass a registered client id with \
-                     --client-id, set MUSTER_OAUTH_REGISTRATION_TOKEN, or enable \
-                     aggregator.oauth.server.allowPublicClientRegistration",
-                )?
-        }
-    };
-    let sign_in = SignIn::start(&server, &endpoint, &client_id, &redirect_uri)?;
-    open_in_browser(sign_in.authorization_url(), args.no_browser);
+    open_in_browser(sign_in.url(), args.no_browser);
     eprintln!("Waiting for the sign-in to complete...");
-    let answer = loopback.wait(Duration::from_secs(args.timeout)).await?;
-    let grant = sign_in.finish(&answer).await?;
-    store::save(&store::StoredSignIn::new(
-        &endpoint,
-        &grant,
-        server.revocation_endpoint(),
-    ))?;
+    sign_in.finish(Duration::from_secs(args.timeout)).await?;
     eprintln!("Signed in to muster at {endpoint}.");
     Ok(ExitCode::SUCCESS)
 }
 
+/// A sign-in to muster under way, as `muster auth login` and the IDE bridge's
+/// `authenticate_muster` make it: the authorization server discovered, the CLI registered (or
+/// `client_id`), a loopback listener waiting for the browser, the PKCE flow started.
+pub(crate) struct MusterSignIn {
+    endpoint: String,
+    revocation_endpoint: Option<String>,
+    loopback: Loopback,
+    sign_in: SignIn,
+}
+
+impl MusterSignIn {
+    /// Starts a sign-in to `endpoint` answered on the loopback `callback_port` (any free port
+    /// when 0); `None` when muster asks for no sign-in.
+    pub(crate) async fn start(
+        endpoint: &str,
+        callback_port: u16,
+        client_id: Option<&str>,
+    ) -> anyhow::Result<Option<Self>> {
+        let endpoint = store::normalize(endpoint);
+        let Some(server) = signin::discover(&endpoint).await? else {
+            return Ok(None);
+        };
+        let loopback = Loopback::bind(callback_port).await.map_err(|e| {
+            anyhow::anyhow!(
+                "{e} (choose another with --callback-port or MUSTER_OAUTH_CALLBACK_PORT)"
+            )
+        })?;
+        let redirect_uri = loopback.redirect_uri();
+        let client_id = match client_id {
+            Some(id) => id.to_owned(),
+            None => {
+                let token = std::env::var("MUSTER_OAUTH_REGISTRATION_TOKEN")
+                    .ok()
+                    .filter(|t| !t.is_empty())
+                    .map(SecretString::from);
+                server
+                    .register(&redirect_uri, token.as_ref())
+                    .await
+                    .context(
+                        "cannot register the CLI with muster: pass a registered client id with \
+                         --client-id, set MUSTER_OAUTH_REGISTRATION_TOKEN, or enable \
+                         aggregator.oauth.server.allowPublicClientRegistration",
+                    )?
+            }
+        };
+        let sign_in = SignIn::start(&server, &endpoint, &client_id, &redirect_uri)?;
+        Ok(Some(Self {
+            revocation_endpoint: server.revocation_endpoint().map(str::to_owned),
+            endpoint,
+            loopback,
+            sign_in,
+        }))
+    }
+
+    /// The URL the user opens in a browser.
+    pub(crate) fn url(&self) -> &str {
+        self.sign_in.authorization_url()
+    }
+
+    /// Waits up to `timeout` for the browser, redeems the code and stores the tokens.
+    pub(crate) async fn finish(self, timeout: Duration) -> anyhow::Result<()> {
+        let answer = self.loopback.wait(timeout).await?;
+        let grant = self.sign_in.finish(&answer).await?;
+        store::save(&store::StoredSignIn::new(
+            &self.endpoint,
+            &grant,
+            self.revocation_endpoint.as_deref(),
+        ))
+    }
+}
+
 /// Prints `url` and, unless `no_browser`, opens it with `$BROWSER` or the desktop's opener.
-fn open_in_browser(url: &str, no_browser: bool) {
+pub(crate) fn open_in_browser(url: &str, no_browser: bool) {
     eprintln!("Open this URL in your browser to sign in:\n\n  {url}\n");
     if no_browser {
         return;

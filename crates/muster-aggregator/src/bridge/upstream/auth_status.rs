@@ -37,6 +37,9 @@ impl Upstream {
         let Some(session_id) = session.id.clone() else {
             return;
         };
+        if self.is_signed_out() {
+            return;
+        }
         let id = Value::String(format!("muster-bridge-auth-status-{n}"));
         let request = notices::status_request(&id);
         let sent = self
