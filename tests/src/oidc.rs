@@ -1,7 +1,8 @@
 //! The OpenID provider fixtures (npm `oidc-provider`, `tests/fixtures/oidc/*.mjs`) as child
 //! processes: [`Upstream`], muster's upstream identity provider with a JWT issuer beside it,
-//! and [`ExchangeIdp`], a remote identity provider that exchanges tokens (RFC 8693, as Dex
-//! does) with an MCP server that trusts only its tokens.
+//! [`ProtectedIdp`], the authorization server of an OAuth-protected MCP server muster signs
+//! in to, and [`ExchangeIdp`], a remote identity provider that exchanges tokens (RFC 8693, as
+//! Dex does) with an MCP server that trusts only its tokens.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};
@@ -83,6 +84,64 @@ fn http() -> reqwest::blocking::Client {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap_or_else(|_| reqwest::blocking::Client::new())
+}
+
+/// `idp.mjs`: oidc-provider as the authorization server of an OAuth-protected MCP server
+/// (streamable HTTP at `mcp`, legacy SSE beside it at `/sse`) with one public client; the
+/// browser step approves at once. Killed when dropped.
+#[derive(Debug)]
+pub struct ProtectedIdp {
+    /// The provider's issuer (`https://` when started with TLS).
+    pub issuer: String,
+    /// The protected MCP server's streamable-HTTP URL.
+    pub mcp: String,
+    _fixture: NodeFixture,
+}
+
+/// How to start a [`ProtectedIdp`].
+#[derive(Debug, Clone, Copy)]
+pub struct ProtectedIdpOptions<'a> {
+    /// The client muster signs in as.
+    pub client_id: &'a str,
+    /// muster's `/oauth/proxy/callback`.
+    pub redirect_uri: &'a str,
+    /// The account every sign-in logs in as.
+    pub user: &'a str,
+    /// Lifetime of the access tokens, in seconds.
+    pub access_token_ttl: u64,
+    /// Where every token the MCP server accepted is appended.
+    pub tokens_file: &'a Path,
+    /// More environment for the fixture (`TLS_CERT_FILE`, `TLS_KEY_FILE`,
+    /// `REVOCATIONS_FILE`).
+    pub extra: &'a [(&'a str, &'a Path)],
+}
+
+impl ProtectedIdp {
+    /// Starts the fixture.
+    ///
+    /// # Errors
+    ///
+    /// When node cannot run it or it prints no ready line.
+    pub fn start(options: &ProtectedIdpOptions<'_>) -> anyhow::Result<Self> {
+        let mut env = BTreeMap::from([
+            ("IDP_PORT", crate::free_port()?.to_string()),
+            ("MCP_PORT", crate::free_port()?.to_string()),
+            ("CLIENT_ID", options.client_id.to_owned()),
+            ("REDIRECT_URI", options.redirect_uri.to_owned()),
+            ("USER_ID", options.user.to_owned()),
+            ("ACCESS_TOKEN_TTL", options.access_token_ttl.to_string()),
+            ("TOKENS_FILE", options.tokens_file.display().to_string()),
+        ]);
+        for (key, path) in options.extra {
+            env.insert(key, path.display().to_string());
+        }
+        let fixture = NodeFixture::start("idp.mjs", &env)?;
+        Ok(Self {
+            issuer: fixture.field("issuer"),
+            mcp: fixture.field("mcp"),
+            _fixture: fixture,
+        })
+    }
 }
 
 /// `upstream.mjs`: oidc-provider as muster's upstream identity provider (a confidential

@@ -10,45 +10,17 @@
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use muster_tests::{McpClient, MusterConfig, deps, fixture};
+use muster_tests::oidc::{ProtectedIdp, ProtectedIdpOptions};
+use muster_tests::{McpClient, MusterConfig};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-/// The oidc-provider release the fixture runs with (installed by install-test-deps.sh).
-const OIDC_PROVIDER: &str = "oidc-provider-9.13.3";
 const CLIENT_ID: &str = "muster-test";
 const USER: &str = "alice";
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The IdP and the protected MCP server; killed when dropped.
-struct Idp {
-    child: Child,
-    issuer: String,
-    mcp_url: String,
-    /// Kept open: the fixture may still write to its stdout.
-    _stdout: BufReader<std::process::ChildStdout>,
-}
-
-impl Drop for Idp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_idp(redirect_uri: &str, tokens_file: &std::path::Path) -> Idp {
+fn start_idp(redirect_uri: &str, tokens_file: &std::path::Path) -> ProtectedIdp {
     start_idp_with(redirect_uri, tokens_file, &[])
 }
 
@@ -57,36 +29,17 @@ fn start_idp_with(
     redirect_uri: &str,
     tokens_file: &std::path::Path,
     extra: &[(&str, &std::path::Path)],
-) -> Idp {
-    let node = deps::require("node_modules/.bin/node").unwrap();
-    let provider_dir = deps::require(OIDC_PROVIDER).unwrap();
-    let mut child = Command::new(node)
-        .arg(fixture("oidc/idp.mjs"))
-        .env("OIDC_PROVIDER_DIR", provider_dir)
-        .env("IDP_PORT", free_port().to_string())
-        .env("MCP_PORT", free_port().to_string())
-        .env("CLIENT_ID", CLIENT_ID)
-        .env("REDIRECT_URI", redirect_uri)
-        .env("USER_ID", USER)
+) -> ProtectedIdp {
+    ProtectedIdp::start(&ProtectedIdpOptions {
+        client_id: CLIENT_ID,
+        redirect_uri,
+        user: USER,
         // Shorter than muster's refresh margin: every request refreshes the token first.
-        .env("ACCESS_TOKEN_TTL", "30")
-        .env("TOKENS_FILE", tokens_file)
-        .envs(extra.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    stdout.read_line(&mut line).unwrap();
-    let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
-    Idp {
-        child,
-        issuer: ready["issuer"].as_str().unwrap().to_owned(),
-        mcp_url: ready["mcp"].as_str().unwrap().to_owned(),
-        _stdout: stdout,
-    }
+        access_token_ttl: 30,
+        tokens_file,
+        extra,
+    })
+    .unwrap()
 }
 
 /// A browser: follows redirects by hand, keeping cookies, until a `Location` starts with
@@ -206,7 +159,7 @@ fn sign_in_to_a_server_protected_by_a_real_openid_provider() {
     write_server(
         &dir,
         "protected",
-        json!({"type": "streamable-http", "url": idp.mcp_url, "autoStart": true}),
+        json!({"type": "streamable-http", "url": idp.mcp, "autoStart": true}),
     );
     let muster = dir.start_with_args(&["--debug"]).unwrap();
     let alice = muster.client().unwrap();
@@ -435,7 +388,7 @@ fn a_subject_grant_serves_every_session_of_the_person_until_sign_out_revokes_it(
         "protected",
         json!({
             "type": "streamable-http",
-            "url": idp.mcp_url,
+            "url": idp.mcp,
             "autoStart": true,
             "auth": {
                 "type": "oauth",
@@ -521,7 +474,7 @@ fn sign_in_to_a_legacy_sse_server() {
         .unwrap();
     let callback = format!("http://127.0.0.1:{}/oauth/proxy/callback", dir.port());
     let idp = start_idp(&callback, tokens.path());
-    let sse_url = idp.mcp_url.replace("/mcp", "/sse");
+    let sse_url = idp.mcp.replace("/mcp", "/sse");
     write_server(
         &dir,
         "legacy",
@@ -632,7 +585,7 @@ fn a_forward_identity_server_gets_the_callers_token_next_to_the_grant() {
         "two-hats",
         json!({
             "type": "streamable-http",
-            "url": idp.mcp_url,
+            "url": idp.mcp,
             "autoStart": true,
             "auth": {
                 "type": "oauth",

@@ -1415,58 +1415,22 @@ async fn backend_sign_ins_in_valkey_are_shared_sealed_bounded_and_fail_when_it_i
 /// The client muster signs in as at the protected server's provider.
 const PROTECTED_CLIENT: &str = "muster-test";
 
-/// `idp.mjs`: an OpenID provider and the MCP server it protects; killed when dropped.
-struct Protected {
-    child: Child,
-    issuer: String,
-    mcp: String,
-    /// Kept open: the fixture may still write to its stdout.
-    _stdout: std::io::BufReader<std::process::ChildStdout>,
-}
-
-impl Drop for Protected {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts `idp.mjs` with muster's proxy callback `redirect_uri`; every token its MCP server
 /// accepts is appended to `tokens`.
-fn start_protected(redirect_uri: &str, tokens: &std::path::Path) -> Protected {
-    use std::io::BufRead as _;
-
-    let node = muster_tests::deps::dir().join("node_modules/.bin/node");
-    let node = if node.exists() { node } else { "node".into() };
-    let mut child = Command::new(node)
-        .arg(muster_tests::fixture("oidc/idp.mjs"))
-        .env(
-            "OIDC_PROVIDER_DIR",
-            muster_tests::deps::oidc_provider_dir().unwrap(),
-        )
-        .env("IDP_PORT", free_port().to_string())
-        .env("MCP_PORT", free_port().to_string())
-        .env("CLIENT_ID", PROTECTED_CLIENT)
-        .env("REDIRECT_URI", redirect_uri)
-        .env("USER_ID", USER)
+fn start_protected(
+    redirect_uri: &str,
+    tokens: &std::path::Path,
+) -> muster_tests::oidc::ProtectedIdp {
+    muster_tests::oidc::ProtectedIdp::start(&muster_tests::oidc::ProtectedIdpOptions {
+        client_id: PROTECTED_CLIENT,
+        redirect_uri,
+        user: USER,
         // Longer than muster's refresh margin: no refresh races between the replicas.
-        .env("ACCESS_TOKEN_TTL", "3600")
-        .env("TOKENS_FILE", tokens)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let ready: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
-    Protected {
-        child,
-        issuer: ready["issuer"].as_str().unwrap().to_owned(),
-        mcp: ready["mcp"].as_str().unwrap().to_owned(),
-        _stdout: stdout,
-    }
+        access_token_ttl: 3600,
+        tokens_file: tokens,
+        extra: &[],
+    })
+    .unwrap()
 }
 
 /// The state of `server` in `client`'s `core_mcpserver_list`.
