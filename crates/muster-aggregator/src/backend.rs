@@ -44,10 +44,11 @@ mod headers;
 pub(crate) mod health;
 #[cfg(feature = "http-client")]
 mod http;
+#[cfg(feature = "http-client")]
+mod http1_pool;
 mod inner;
 #[cfg(feature = "http-client")]
 mod lean_call;
-#[cfg(feature = "http-client")]
 mod lean_http;
 mod lifecycle;
 #[cfg(feature = "stdio")]

@@ -383,6 +383,7 @@ impl Exchange<'_> {
                     continue;
                 };
                 if let Some(result) = self.handle(&message) {
+                    response.drain(self.hop.max_bytes);
                     return result;
                 }
             }

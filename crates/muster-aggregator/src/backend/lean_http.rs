@@ -1,21 +1,22 @@
-//! The HTTP client of the lean hop: hyper's pooled keep-alive HTTP/1.1 client for plain
-//! `http://` servers reached without a proxy, the backend's reqwest client otherwise (TLS
-//! with the extra CA certificates, proxies from the environment).
+//! The HTTP client of the lean hop: keep-alive HTTP/1.1 connections of its own
+//! ([`Http1Pool`]) for plain `http://` servers reached without a proxy, the backend's
+//! reqwest client otherwise (TLS with the extra CA certificates, proxies from the
+//! environment).
 //!
-//! hyper's client takes the request as built — no URL parsing, redirect policy or header
-//! merging per call — which is most of what reqwest adds on the way to the same hyper
-//! connection.
+//! hyper's connections take the request as built — no URL parsing, redirect policy or
+//! header merging per call — which is most of what reqwest adds on the way to the same
+//! hyper connection.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderMap, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use futures::FutureExt;
+use http::{HeaderMap, StatusCode};
+use http_body_util::BodyExt;
 
 use super::failure::with_causes;
+use super::http1_pool::Http1Pool;
 
 /// Environment variables through which reqwest sends plain-HTTP requests to a proxy.
 const PROXY_VARIABLES: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
@@ -23,13 +24,8 @@ const PROXY_VARIABLES: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "al
 /// Where lean calls are posted, and with which client. Cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) enum LeanClient {
-    /// hyper's client, for a plain `http://` URL.
-    Plain {
-        /// The pooled client (boxed: it is ten times the size of reqwest's handle).
-        client: Box<Client<HttpConnector, Full<Bytes>>>,
-        /// The server's URL.
-        uri: http::Uri,
-    },
+    /// Connections of the lean hop's own, for a plain `http://` URL.
+    Plain(Arc<Http1Pool>),
     /// The backend's reqwest client.
     Reqwest {
         /// The client (shared with rmcp's transport).
@@ -54,8 +50,8 @@ enum ReplyBody {
 }
 
 impl LeanClient {
-    /// The client of `url`: hyper's for `http://` without a proxy variable set (connecting
-    /// within `connect_timeout`, no Nagle delay), else `http`.
+    /// The client of `url`: connections of its own for `http://` without a proxy variable
+    /// set (connecting within `connect_timeout`, no Nagle delay), else `http`.
     pub(crate) fn new(http: reqwest::Client, url: &str, connect_timeout: Duration) -> Option<Self> {
         let parsed = reqwest::Url::parse(url).ok()?;
         let proxied = PROXY_VARIABLES
@@ -64,12 +60,9 @@ impl LeanClient {
         if parsed.scheme() == "http"
             && !proxied
             && let Ok(uri) = url.parse::<http::Uri>()
+            && let Some(pool) = Http1Pool::new(&uri, connect_timeout)
         {
-            let mut connector = HttpConnector::new();
-            connector.set_nodelay(true);
-            connector.set_connect_timeout(Some(connect_timeout));
-            let client = Box::new(Client::builder(TokioExecutor::new()).build(connector));
-            return Some(Self::Plain { client, uri });
+            return Some(Self::Plain(Arc::new(pool)));
         }
         Some(Self::Reqwest {
             client: http,
@@ -84,12 +77,8 @@ impl LeanClient {
     /// The transport's error and its causes, as one line.
     pub(crate) async fn post(&self, headers: HeaderMap, body: Bytes) -> Result<Reply, String> {
         match self {
-            Self::Plain { client, uri } => {
-                let mut request = Request::post(uri.clone())
-                    .body(Full::new(body))
-                    .map_err(|e| e.to_string())?;
-                *request.headers_mut() = headers;
-                let response = client.request(request).await.map_err(|e| with_causes(&e))?;
+            Self::Plain(pool) => {
+                let response = pool.post(headers, body).await?;
                 let (parts, body) = response.into_parts();
                 Ok(Reply {
                     status: parts.status,
@@ -115,7 +104,42 @@ impl LeanClient {
     }
 }
 
+/// How long the rest of a reply is read after the call's response, so that its connection
+/// can carry later requests; a server still streaming then loses the connection.
+const DRAIN_TIME: Duration = Duration::from_secs(10);
+
 impl Reply {
+    /// Reads what is left of the body after the call's response so that the connection is
+    /// kept for the next request (a connection whose reply is dropped unread is closed):
+    /// right here when it has arrived already, else in a task of its own for at most
+    /// [`DRAIN_TIME`] and `max_bytes`.
+    pub(crate) fn drain(mut self, max_bytes: usize) {
+        let mut read = 0usize;
+        loop {
+            match self.chunk().now_or_never() {
+                Some(Some(Ok(chunk))) => {
+                    read += chunk.len();
+                    if read > max_bytes {
+                        return;
+                    }
+                }
+                Some(Some(Err(_)) | None) => return,
+                None => break,
+            }
+        }
+        tokio::spawn(async move {
+            let rest = async {
+                while let Some(Ok(chunk)) = self.chunk().await {
+                    read += chunk.len();
+                    if read > max_bytes {
+                        return;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
+        });
+    }
+
     /// The body's announced length, when it has one.
     pub(crate) fn content_length(&self) -> Option<u64> {
         self.headers
@@ -153,6 +177,11 @@ impl Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::convert::Infallible;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use http_body_util::StreamBody;
+    use hyper::body::Frame;
 
     #[tokio::test]
     async fn plain_http_takes_hyper_and_https_takes_reqwest() {
@@ -161,25 +190,61 @@ mod tests {
         let plain = LeanClient::new(http.clone(), "http://127.0.0.1:9/mcp", timeout);
         let tls = LeanClient::new(http.clone(), "https://example.com/mcp", timeout);
         if std::env::var_os("HTTP_PROXY").is_none() && std::env::var_os("http_proxy").is_none() {
-            assert!(matches!(plain, Some(LeanClient::Plain { .. })));
+            assert!(matches!(plain, Some(LeanClient::Plain(_))));
         }
         assert!(matches!(tls, Some(LeanClient::Reqwest { .. })));
         assert!(LeanClient::new(http, "not a url", timeout).is_none());
     }
 
+    /// A server whose replies send one event at once and end `end_after` later, and the
+    /// number of connections it accepted.
+    async fn slow_ending_server(end_after: Duration) -> (http::Uri, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let service = hyper::service::service_fn(move |_request| async move {
+                    let frames = futures::stream::unfold(true, move |first| async move {
+                        if !first {
+                            tokio::time::sleep(end_after).await;
+                            return None;
+                        }
+                        let event = Frame::data(Bytes::from_static(b"data: {}\n\n"));
+                        Some((Ok::<_, Infallible>(event), false))
+                    });
+                    let mut response = http::Response::new(StreamBody::new(frames));
+                    response.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("text/event-stream"),
+                    );
+                    Ok::<_, Infallible>(response)
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+                );
+            }
+        });
+        (format!("http://{address}/mcp").parse().unwrap(), accepted)
+    }
+
     #[tokio::test]
-    async fn a_refused_connection_names_its_cause() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
-        let client = LeanClient::Plain {
-            client: Box::new(Client::builder(TokioExecutor::new()).build(HttpConnector::new())),
-            uri: format!("http://127.0.0.1:{port}/mcp").parse().unwrap(),
-        };
-        let Err(error) = client.post(HeaderMap::new(), Bytes::new()).await else {
-            panic!("a closed port answered");
-        };
-        assert!(error.to_lowercase().contains("refused"), "{error}");
+    async fn a_drained_reply_leaves_its_connection_for_the_next_call() {
+        let (uri, accepted) = slow_ending_server(Duration::from_millis(10)).await;
+        let pool = Http1Pool::new(&uri, Duration::from_secs(2)).unwrap();
+        let client = LeanClient::Plain(Arc::new(pool));
+        for _ in 0..20 {
+            let mut reply = client.post(HeaderMap::new(), Bytes::new()).await.unwrap();
+            assert_eq!(&reply.chunk().await.unwrap().unwrap()[..], b"data: {}\n\n");
+            reply.drain(1024);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // A reply dropped before its end closes its connection: 20 connections.
+        let opened = accepted.load(Ordering::SeqCst);
+        assert!(opened <= 8, "20 calls opened {opened} connections");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! cancellation reaching the server, the caller's `_meta`, and calls whose caller can be
 //! asked things taking the client's path.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use muster_aggregator::backend::{Backend, ProtocolMode};
@@ -113,6 +115,59 @@ async fn a_json_reply_is_read_whole() {
 async fn in_a_2025_session_too() {
     sse_or_json_reply(false, true).await;
     sse_or_json_reply(true, true).await;
+}
+
+/// A TCP relay on a free port to the server on `target`, counting the connections made
+/// through it.
+async fn counting_relay(target: u16) -> (u16, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let Ok(mut outbound) = tokio::net::TcpStream::connect(("127.0.0.1", target)).await
+                else {
+                    return;
+                };
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
+    (port, accepted)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn back_to_back_calls_keep_their_connection() {
+    // The server ends each SSE reply after the response: the rest of the reply is read so
+    // that the connection carries later calls instead of being closed and opened anew. A
+    // call that starts while the last reply's end is still on its way takes a second
+    // connection; from then on the two take turns.
+    for json_response in [false, true] {
+        let port = free_port();
+        let _server = py_http(port, json_response).await;
+        let (relay, connections) = counting_relay(port).await;
+        let backend = started(relay).await;
+        assert_eq!(
+            text_of(&backend, call("add", json!({"a": 1, "b": 2}))).await,
+            "3"
+        );
+        let before = connections.load(Ordering::SeqCst);
+        for n in 0..30 {
+            assert_eq!(
+                text_of(&backend, call("add", json!({"a": n, "b": 1}))).await,
+                (n + 1).to_string()
+            );
+        }
+        let opened = connections.load(Ordering::SeqCst) - before;
+        assert!(
+            opened <= 1,
+            "30 calls opened {opened} connections (JSON replies: {json_response})"
+        );
+        backend.stop().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
