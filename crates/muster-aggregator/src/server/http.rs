@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -11,6 +10,7 @@ use axum::routing::{get, post};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
 use tower::Layer;
+use tower::util::Either;
 
 use super::front::{HostGuardLayer, SessionFrontLayer};
 use super::hosts::HostCheck;
@@ -47,13 +47,14 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     // chain of boxes (and each layer's state) again.
     let sessions = SessionFrontLayer::new(table.clone(), LeanState::new(aggregator.clone(), table))
         .layer(endpoints);
+    // Without authentication the sessions' stack is served as it is, not through one more
+    // router.
     let behind_auth = match &aggregator.inner.auth {
-        Some(auth) => auth.protect(Router::new().fallback_service(sessions)),
-        None => Router::new().fallback_service(sessions),
+        Some(auth) => Either::Left(auth.protect(Router::new().fallback_service(sessions))),
+        None => Either::Right(sessions),
     };
     let guarded = tower::ServiceBuilder::new()
         .layer(trace::layer())
-        .map_request(trace::continue_trace as fn(Request) -> Request)
         .layer(HostGuardLayer::new(HostCheck::new(
             &aggregator.inner.allowed_hosts,
         )))

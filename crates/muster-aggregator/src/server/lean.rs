@@ -196,11 +196,14 @@ where
     forward(inner, Request::from_parts(parts, Body::from(bytes))).await
 }
 
+/// Hands `request` to rmcp's side, with the trace context of the HTTP span (when spans are
+/// recorded) in its headers in place of the caller's: the session's worker, which runs the
+/// call outside the span, continues the trace from there.
 async fn forward<S>(inner: S, request: Request) -> Response
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
-    let Ok(response) = inner.oneshot(request).await;
+    let Ok(response) = inner.oneshot(super::trace::continue_trace(request)).await;
     response
 }
 
@@ -255,12 +258,22 @@ async fn answer(
                 progress_token: params.meta.and_then(|m| m.progress_token),
                 notifier: notify::session_notifier(peer),
                 identity,
-                // The caller's trace context, when its HTTP headers carry one.
-                request_meta: crate::observe::with_header_trace_context(None, Some(headers)),
+                request_meta: trace_context_of(headers),
             };
             Some(call.run(state, session).await)
         }
         _ => None,
+    }
+}
+
+/// The trace context a lean call hands on. The call runs inside the HTTP request's span,
+/// so while spans are recorded its spans are that span's children without anything in
+/// `_meta`; otherwise the caller's trace context in the HTTP headers goes to the server.
+fn trace_context_of(headers: &HeaderMap) -> Option<JsonObject> {
+    if tracing::Span::current().is_disabled() {
+        crate::observe::with_header_trace_context(None, Some(headers))
+    } else {
+        None
     }
 }
 

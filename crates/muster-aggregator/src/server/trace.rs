@@ -3,10 +3,11 @@
 //! it is exported with them when traces are configured and is disabled at its call site
 //! otherwise.
 //!
-//! The span continues the caller's `traceparent` header. The request then goes on with the
-//! span's own `traceparent` in place of the caller's, so the meta-tool span of a call that
-//! carries no trace context in `_meta` is the HTTP span's child: caller, `POST /mcp`,
-//! `tools/call call_tool`, `tools/call <tool>`.
+//! The span continues the caller's `traceparent` header, and the meta-tool span of a call
+//! that carries no trace context in `_meta` is the HTTP span's child: caller, `POST /mcp`,
+//! `tools/call call_tool`, `tools/call <tool>`. A lean call runs inside the span; a request
+//! handed to rmcp's session workers goes on with the span's own `traceparent` in place of
+//! the caller's ([`continue_trace`]).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -36,8 +37,9 @@ type TowerHttpSpan = TraceLayer<
     (),
 >;
 
-/// A server span per request; put [`continue_trace`] inside it. While no subscriber wants
-/// muster's spans (traces not configured), requests skip tower-http's layer altogether.
+/// A server span per request; requests that leave it for rmcp's session workers go with
+/// [`continue_trace`]. While no subscriber wants muster's spans (traces not configured),
+/// requests skip tower-http's layer altogether.
 pub(super) fn layer() -> HttpSpanLayer {
     HttpSpanLayer(
         TraceLayer::new_for_http()
@@ -139,8 +141,8 @@ fn on_response(response: &Response<Body>, _latency: Duration, span: &Span) {
     span.record("http.response.status_code", response.status().as_u16());
 }
 
-/// Hands the span's trace context on in the request's headers; a
-/// [`MapRequest`](tower::util::MapRequest) inside the span's layer.
+/// Hands the current (HTTP) span's trace context on in the request's headers, in place of
+/// the caller's.
 pub(super) fn continue_trace(mut request: Request) -> Request {
     let span = Span::current();
     if !span.is_disabled() {
