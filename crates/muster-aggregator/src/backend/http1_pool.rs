@@ -25,9 +25,9 @@ use tokio::net::TcpStream;
 
 use super::failure::with_causes;
 
-/// Connections kept per server; a request that finds all of them busy opens one more, which
-/// is closed after its exchange when the set is full.
-const MAX_KEPT: usize = 64;
+/// Connections kept per server (a few KB each while idle); a request that finds all of them
+/// busy opens one more, which is closed after its exchange when the set is full.
+const MAX_KEPT: usize = 256;
 
 /// The connections to one server. Each has a task of its own that drives it.
 #[derive(Debug)]

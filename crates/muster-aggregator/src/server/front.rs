@@ -129,7 +129,7 @@ where
         let delete = request.method() == Method::DELETE;
         let activity = request
             .headers()
-            .get(SESSION_HEADER)
+            .get(&SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .and_then(|id| self.table.open(id));
         let lean = self.lean.clone();

@@ -45,6 +45,9 @@ use crate::meta_tools;
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Protocol versions whose requests are plain JSON-RPC in a session.
 const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The header naming the protocol version of a request.
+const PROTOCOL_VERSION_HEADER: http::HeaderName =
+    http::HeaderName::from_static("mcp-protocol-version");
 /// JSON-RPC code of a cancelled request (as the rmcp handler answers it).
 const INTERNAL_ERROR: i32 = -32603;
 /// JSON-RPC code of an unknown tool.
@@ -182,7 +185,7 @@ where
     };
     let session = parts
         .headers
-        .get(SESSION_HEADER)
+        .get(&SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .filter(|s| !s.is_empty());
     // The front door's authentication, when configured, has named the session and the caller.
@@ -533,7 +536,7 @@ fn is_request_id(id: &RawValue) -> bool {
 
 /// No `MCP-Protocol-Version`, or one of the session-era versions.
 fn plain_session_version(headers: &HeaderMap) -> bool {
-    match headers.get("mcp-protocol-version") {
+    match headers.get(&PROTOCOL_VERSION_HEADER) {
         None => true,
         Some(value) => value.to_str().is_ok_and(|v| SESSION_VERSIONS.contains(&v)),
     }

@@ -42,7 +42,7 @@ use super::notify::Peers;
 use super::room::{SessionMap, shrink};
 
 /// The header carrying the streamable HTTP session id.
-pub(super) const SESSION_HEADER: &str = "mcp-session-id";
+pub(super) const SESSION_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
 /// Default of [`SessionLimits::max_sessions`].
 pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
