@@ -445,6 +445,65 @@ fn a_call_tool_is_traced_with_its_inner_call_and_the_backend_gets_the_traceparen
 }
 
 #[test]
+fn unsampled_calls_make_no_spans_and_a_sampled_parent_is_followed() {
+    let receiver = OtlpReceiver::start();
+    let py_server = muster_tests::workspace_root()
+        .join("crates/muster-aggregator/tests/fixtures/py_server.py")
+        .display()
+        .to_string();
+    let dir = MusterConfig::new()
+        .stdio_server("py", deps::python().unwrap(), [py_server])
+        .expect_tool("x_py_meta")
+        .config_section(&format!(
+            "observability:\n  tracing:\n    enabled: true\n    sampleRatio: 0\n    endpoint: http://127.0.0.1:{}\n",
+            receiver.port
+        ))
+        .write()
+        .unwrap();
+    let mut muster = dir.start().unwrap();
+
+    // No parent and a ratio of 0: the calls are not traced, and the backend gets a
+    // trace context that says so.
+    let client = muster.client().unwrap();
+    for _ in 0..5 {
+        let envelope = client.call("x_py_meta", serde_json::json!({})).unwrap();
+        let seen: Value = serde_json::from_str(envelope.text()).unwrap();
+        if let Some(upstream) = seen["traceparent"].as_str() {
+            assert!(upstream.ends_with("-00"), "{upstream}");
+        }
+    }
+    // A caller whose trace is sampled is followed whatever the ratio.
+    let sampled_trace = "0af7651916cd43dd8448eb211c80319c";
+    let sampled = muster_tests::McpClient::connect_with_headers(
+        &dir.mcp_url(),
+        &[(
+            "traceparent",
+            &format!("00-{sampled_trace}-b7ad6b7169203331-01"),
+        )],
+    )
+    .unwrap();
+    for _ in 0..3 {
+        sampled.call("x_py_meta", serde_json::json!({})).unwrap();
+    }
+
+    muster.terminate(muster_tests::TERM_GRACE).unwrap();
+    let spans = eventually("the sampled spans", Duration::from_secs(10), || {
+        let spans = receiver.spans();
+        (spans
+            .iter()
+            .filter(|s| s.trace_id == sampled_trace && s.name == "tools/call meta")
+            .count()
+            == 3)
+            .then_some(spans)
+    });
+    let others: Vec<&ReceivedSpan> = spans
+        .iter()
+        .filter(|s| s.trace_id != sampled_trace)
+        .collect();
+    assert!(others.is_empty(), "unsampled calls made spans: {others:#?}");
+}
+
+#[test]
 fn one_json_line_per_call_without_arguments_or_results() {
     let dir = MusterConfig::new()
         .stdio_server("everything", deps::server_everything().unwrap(), ["stdio"])

@@ -12,6 +12,8 @@
 //! tool, the server, the outcome and the duration in milliseconds; never arguments, results
 //! or session ids.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use muster_core::tool::ToolError;
@@ -32,6 +34,94 @@ pub const CALL_LOG_TARGET: &str = "muster::call";
 
 /// The W3C trace context keys.
 const TRACE_KEYS: [&str; 2] = ["traceparent", "tracestate"];
+
+/// The share of calls with no sampled parent whose traces are kept (`f64` bits); 1 unless
+/// [`set_head_sample_ratio`] says otherwise.
+static HEAD_SAMPLE_RATIO: AtomicU64 = AtomicU64::new(0x3FF0_0000_0000_0000);
+
+thread_local! {
+    /// The state of the sampling coin.
+    static COIN: Cell<u64> = Cell::new(seed());
+}
+
+pub use muster_core::trace_sampling::{Unsampled, in_unsampled_call};
+
+/// Sets the share of requests, among those whose caller sent no sampled or unsampled
+/// `traceparent`, whose calls are traced: the exporter's sample ratio. A request over HTTP
+/// that is not sampled is run as [`Unsampled`], so its calls open no span at all (the spans
+/// of an unsampled trace would only be built to be dropped by the exporter's sampler), and
+/// what it hands to rmcp's session workers carries an unsampled `traceparent`.
+pub fn set_head_sample_ratio(ratio: f64) {
+    HEAD_SAMPLE_RATIO.store(ratio.clamp(0.0, 1.0).to_bits(), Ordering::Relaxed);
+}
+
+/// Whether the trace of a request with `headers` is sampled: as its `traceparent` says,
+/// else by the head sample ratio.
+pub(crate) fn head_sampled(headers: &http::HeaderMap) -> bool {
+    if let Some(flags) = headers
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .and_then(sampled_flag)
+    {
+        return flags;
+    }
+    let ratio = f64::from_bits(HEAD_SAMPLE_RATIO.load(Ordering::Relaxed));
+    if ratio >= 1.0 {
+        return true;
+    }
+    // The top 53 bits of the coin as a number in [0, 1).
+    let draw = (next_coin() >> 11) as f64 / (1u64 << 53) as f64;
+    draw < ratio
+}
+
+/// The sampled flag of a valid W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
+fn sampled_flag(traceparent: &str) -> Option<bool> {
+    let parts: Vec<&str> = traceparent.trim().split('-').collect();
+    let [version, trace_id, span_id, flags] = parts[..] else {
+        return None;
+    };
+    let hex = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let valid = hex(version, 2)
+        && version != "ff"
+        && hex(trace_id, 32)
+        && trace_id.bytes().any(|b| b != b'0')
+        && hex(span_id, 16)
+        && span_id.bytes().any(|b| b != b'0')
+        && hex(flags, 2);
+    valid.then(|| u8::from_str_radix(flags, 16).is_ok_and(|f| f & 1 == 1))
+}
+
+/// A `traceparent` of a new trace that is not sampled: what a request that leaves an
+/// unsampled call carries, so that the spans further on are not sampled either.
+pub(crate) fn unsampled_traceparent() -> http::HeaderValue {
+    let (high, low, span) = (next_coin(), next_coin(), next_coin() | 1);
+    let value = format!("00-{high:016x}{low:016x}-{span:016x}-00");
+    http::HeaderValue::from_str(&value).unwrap_or_else(|_| http::HeaderValue::from_static(""))
+}
+
+fn seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    // Without the system's random source the coin starts from the clock.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos());
+        bytes = (nanos as u64).to_le_bytes();
+    }
+    u64::from_le_bytes(bytes) | 1
+}
+
+/// xorshift64*: the sampling coin needs to be fair, not secret.
+fn next_coin() -> u64 {
+    COIN.with(|coin| {
+        let mut x = coin.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        coin.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
+}
 
 /// Makes `span` a child of the trace context in `meta`, if it holds one.
 pub(crate) fn set_parent_from_meta(span: &Span, meta: Option<&JsonObject>) {
@@ -187,6 +277,42 @@ impl Injector for HeaderInjector<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sampled_flag_of_a_traceparent() {
+        let id = "4bf92f3577b34da6a3ce929d0e0e4736";
+        assert_eq!(
+            sampled_flag(&format!("00-{id}-00f067aa0ba902b7-01")),
+            Some(true)
+        );
+        assert_eq!(
+            sampled_flag(&format!("00-{id}-00f067aa0ba902b7-00")),
+            Some(false)
+        );
+        assert_eq!(sampled_flag(&format!("00-{id}-0000000000000000-01")), None);
+        assert_eq!(sampled_flag("00-00-00f067aa0ba902b7-01"), None);
+        assert_eq!(sampled_flag("garbage"), None);
+        let fresh = unsampled_traceparent();
+        assert_eq!(sampled_flag(fresh.to_str().unwrap()), Some(false));
+    }
+
+    #[test]
+    fn calls_without_a_parent_are_sampled_at_the_ratio() {
+        let headers = http::HeaderMap::new();
+        set_head_sample_ratio(0.25);
+        let kept = (0..20_000).filter(|_| head_sampled(&headers)).count();
+        set_head_sample_ratio(1.0);
+        assert!((4_000..6_000).contains(&kept), "{kept} of 20000");
+        assert!(head_sampled(&headers));
+        let mut parent = http::HeaderMap::new();
+        parent.insert(
+            "traceparent",
+            http::HeaderValue::from_static(
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+            ),
+        );
+        assert!(!head_sampled(&parent));
+    }
 
     #[test]
     fn header_trace_context_fills_in_only_when_meta_has_none() {

@@ -127,6 +127,10 @@ pub(crate) fn init(debug: bool, silent: bool, settings: &telemetry::Settings) ->
             .with_context_activation(false)
             .with_filter(Targets::new().with_target("muster::otel", LevelFilter::INFO))
     });
+    // Calls whose trace is not sampled make no spans at all.
+    if let Some(tracing) = &settings.tracing {
+        muster_aggregator::observe::set_head_sample_ratio(tracing.sample_ratio);
+    }
     tracing_subscriber::registry()
         .with(fmt.with_filter(filter))
         .with(otel)

@@ -63,6 +63,7 @@ pub mod secret;
 pub mod store;
 pub mod text;
 pub mod tool;
+pub mod trace_sampling;
 
 pub use event::{BroadcastEventLog, Event, EventFilter, EventLog, EventSink, EventType};
 pub use reconcile::{Action, Reconcile, ReconcileError};

@@ -359,7 +359,8 @@ impl LeanCall {
             return cancelled(&id);
         };
         let (events, body) = mpsc::channel::<Bytes>(16);
-        tokio::spawn(async move {
+        let unsampled = crate::observe::in_unsampled_call();
+        let stream = async move {
             let _registration = registration;
             let cancel_on_drop = cancel_on_drop;
             let send = |event: String| {
@@ -390,7 +391,13 @@ impl LeanCall {
             }
             let _ = send(last).await;
             cancel_on_drop.disarm();
-        });
+        };
+        // The rest of an unsampled call makes no spans either.
+        if unsampled {
+            tokio::spawn(crate::observe::Unsampled::new(stream));
+        } else {
+            tokio::spawn(stream);
+        }
         sse_response(body)
     }
 }

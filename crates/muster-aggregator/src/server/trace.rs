@@ -97,7 +97,10 @@ where
 {
     type Response = Response<Body>;
     type Error = Infallible;
-    type Future = Either<Map<TracedFuture<S>, TracedToPlain<S>>, S::Future>;
+    type Future = Either<
+        Map<TracedFuture<S>, TracedToPlain<S>>,
+        Either<S::Future, observe::Unsampled<S::Future>>,
+    >;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         if let Err(e) = std::task::ready!(self.traced.poll_ready(cx)) {
@@ -107,14 +110,20 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        if tracing::enabled!(target: observe::SPAN_TARGET, tracing::Level::INFO) {
+        if !tracing::enabled!(target: observe::SPAN_TARGET, tracing::Level::INFO) {
+            return Either::Right(Either::Left(self.plain.call(request)));
+        }
+        if observe::head_sampled(request.headers()) {
             Either::Left(
                 self.traced
                     .call(request)
                     .map(boxed_body as TracedToPlain<S>),
             )
         } else {
-            Either::Right(self.plain.call(request))
+            // Not sampled: no span is made for it, here or in the call it carries.
+            Either::Right(Either::Right(observe::Unsampled::new(
+                self.plain.call(request),
+            )))
         }
     }
 }
@@ -147,6 +156,11 @@ pub(super) fn continue_trace(mut request: Request) -> Request {
     let span = Span::current();
     if !span.is_disabled() {
         observe::inject_into_headers(&span, request.headers_mut());
+    } else if observe::in_unsampled_call() && !request.headers().contains_key("traceparent") {
+        // The session's worker samples its spans by their parent: this one is not sampled.
+        request
+            .headers_mut()
+            .insert("traceparent", observe::unsampled_traceparent());
     }
     request
 }
