@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What metrics, traces and call logs cost a proxied call, in instructions (callgrind, see
 # call_instructions.sh): the same measurement with everything off, with the defaults
-# (metrics on), with traces exported to an OTLP/HTTP receiver, and with call logs on.
+# (metrics on), with traces exported to an OTLP/HTTP receiver (every call sampled, one in ten,
+# none), and with call logs on.
 #
 #   MUSTER_BIN=target/release/muster tests/benches/observability_overhead.sh [CALLS]
 #
@@ -57,5 +58,7 @@ measure() {
 measure "metrics, traces, call logs off" $'observability:\n  metrics:\n    enabled: false'
 measure "defaults (metrics on)" ""
 measure "metrics on, traces to OTLP" $'observability:\n  tracing:\n    enabled: true\n    endpoint: http://127.0.0.1:'"$sink_port"
+measure "traces at sampleRatio 0.1" $'observability:\n  tracing:\n    enabled: true\n    sampleRatio: 0.1\n    endpoint: http://127.0.0.1:'"$sink_port"
+measure "traces at sampleRatio 0" $'observability:\n  tracing:\n    enabled: true\n    sampleRatio: 0\n    endpoint: http://127.0.0.1:'"$sink_port"
 measure "metrics, traces and call logs on" $'observability:\n  logs:\n    calls: true\n  tracing:\n    enabled: true\n    endpoint: http://127.0.0.1:'"$sink_port"
 echo "the OTLP receiver got $(cat "$work/received" 2>/dev/null || echo 0) bytes of spans"
