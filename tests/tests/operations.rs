@@ -319,22 +319,29 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[test]
-fn a_call_tool_is_traced_with_its_inner_call_and_the_backend_gets_the_traceparent() {
-    let receiver = OtlpReceiver::start();
+/// A config with the Python test server (its `meta` tool echoes the `_meta` it got) and
+/// traces exported to `receiver`, with `tracing` (indented lines) added to the tracing
+/// section.
+fn traced_py_server(receiver: &OtlpReceiver, tracing: &str) -> muster_tests::ConfigDir {
     let py_server = muster_tests::workspace_root()
         .join("crates/muster-aggregator/tests/fixtures/py_server.py")
         .display()
         .to_string();
-    let dir = MusterConfig::new()
+    MusterConfig::new()
         .stdio_server("py", deps::python().unwrap(), [py_server])
         .expect_tool("x_py_meta")
         .config_section(&format!(
-            "observability:\n  tracing:\n    enabled: true\n    endpoint: http://127.0.0.1:{}\n",
+            "observability:\n  tracing:\n    enabled: true\n{tracing}    endpoint: http://127.0.0.1:{}\n",
             receiver.port
         ))
         .write()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_call_tool_is_traced_with_its_inner_call_and_the_backend_gets_the_traceparent() {
+    let receiver = OtlpReceiver::start();
+    let dir = traced_py_server(&receiver, "");
     let mut muster = dir.start().unwrap();
 
     // The caller's trace context in `_meta` (SEP-414).
@@ -447,19 +454,7 @@ fn a_call_tool_is_traced_with_its_inner_call_and_the_backend_gets_the_traceparen
 #[test]
 fn unsampled_calls_make_no_spans_and_a_sampled_parent_is_followed() {
     let receiver = OtlpReceiver::start();
-    let py_server = muster_tests::workspace_root()
-        .join("crates/muster-aggregator/tests/fixtures/py_server.py")
-        .display()
-        .to_string();
-    let dir = MusterConfig::new()
-        .stdio_server("py", deps::python().unwrap(), [py_server])
-        .expect_tool("x_py_meta")
-        .config_section(&format!(
-            "observability:\n  tracing:\n    enabled: true\n    sampleRatio: 0\n    endpoint: http://127.0.0.1:{}\n",
-            receiver.port
-        ))
-        .write()
-        .unwrap();
+    let dir = traced_py_server(&receiver, "    sampleRatio: 0\n");
     let mut muster = dir.start().unwrap();
 
     // No parent and a ratio of 0: the calls are not traced, and the backend gets a
