@@ -37,6 +37,18 @@ pub struct MusterConfig {
     top_level: Vec<String>,
 }
 
+/// The `MCPServer` resource `name` with `spec`, as a config file's contents (JSON is YAML:
+/// the serialiser does the quoting).
+pub fn mcp_server_document(name: &str, spec: serde_json::Value) -> String {
+    json!({
+        "apiVersion": "muster.giantswarm.io/v1alpha1",
+        "kind": "MCPServer",
+        "metadata": {"name": name},
+        "spec": spec,
+    })
+    .to_string()
+}
+
 impl MusterConfig {
     /// An empty configuration: no MCP servers, no workflows.
     pub fn new() -> Self {
@@ -51,19 +63,24 @@ impl MusterConfig {
         S: AsRef<str>,
     {
         let args: Vec<String> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        // JSON is YAML: the serialiser does the quoting.
-        let definition = json!({
-            "apiVersion": "muster.giantswarm.io/v1alpha1",
-            "kind": "MCPServer",
-            "metadata": {"name": name},
-            "spec": {
+        self.mcp_server(
+            name,
+            json!({
                 "type": "stdio",
                 "autoStart": true,
                 "command": command.as_ref().display().to_string(),
                 "args": args,
-            },
-        });
-        self.file(format!("mcpservers/{name}.yaml"), definition.to_string())
+            }),
+        )
+    }
+
+    /// Adds the MCP server `name` with `spec` as `mcpservers/<name>.yaml`.
+    #[must_use]
+    pub fn mcp_server(self, name: &str, spec: serde_json::Value) -> Self {
+        self.file(
+            format!("mcpservers/{name}.yaml"),
+            mcp_server_document(name, spec),
+        )
     }
 
     /// Adds the workflow definition `yaml` (a whole `Workflow` resource) as

@@ -34,7 +34,10 @@ mod wait;
 use std::path::{Path, PathBuf};
 
 pub use binary::{MUSTER_BIN_ENV, muster_bin};
-pub use instance::{ConfigDir, MusterConfig, MusterInstance, READY_TIMEOUT, TERM_GRACE, free_port};
+pub use instance::{
+    ConfigDir, MusterConfig, MusterInstance, READY_TIMEOUT, TERM_GRACE, free_port,
+    mcp_server_document,
+};
 pub use mcp::{Envelope, HANDSHAKE_PROTOCOL_VERSION, META_TOOLS, McpClient, jsonrpc_result};
 pub use process::ProcessId;
 pub use wait::eventually;

@@ -112,13 +112,7 @@ fn write_server(dir: &muster_tests::ConfigDir, name: &str, spec: Value) {
     std::fs::create_dir_all(dir.path().join("mcpservers")).unwrap();
     std::fs::write(
         dir.path().join(format!("mcpservers/{name}.yaml")),
-        json!({
-            "apiVersion": "muster.giantswarm.io/v1alpha1",
-            "kind": "MCPServer",
-            "metadata": {"name": name},
-            "spec": spec,
-        })
-        .to_string(),
+        muster_tests::mcp_server_document(name, spec),
     )
     .unwrap();
 }

@@ -28,13 +28,7 @@ fn server_file(name: &str, tool_prefix: Option<&str>) -> String {
     if let Some(prefix) = tool_prefix {
         spec["toolPrefix"] = json!(prefix);
     }
-    json!({
-        "apiVersion": "muster.giantswarm.io/v1alpha1",
-        "kind": "MCPServer",
-        "metadata": {"name": name},
-        "spec": spec,
-    })
-    .to_string()
+    muster_tests::mcp_server_document(name, spec)
 }
 
 fn workflow_file(name: &str, description: &str, message: &str) -> String {

@@ -110,32 +110,17 @@ fn setup_full(extra: Value, forwarding: bool, oauth: &Value, servers: &[(&str, V
         .aggregator_setting(&format!("oauth: {settings}"))
         .ready_on_health();
     for (name, spec) in servers {
-        config = config.file(
-            format!("mcpservers/{name}.yaml"),
-            json!({
-                "apiVersion": "muster.giantswarm.io/v1alpha1",
-                "kind": "MCPServer",
-                "metadata": {"name": name},
-                "spec": spec,
-            })
-            .to_string(),
-        );
+        config = config.mcp_server(name, spec.clone());
     }
     if forwarding {
-        config = config.file(
-            "mcpservers/fwd.yaml",
+        config = config.mcp_server(
+            "fwd",
             json!({
-                "apiVersion": "muster.giantswarm.io/v1alpha1",
-                "kind": "MCPServer",
-                "metadata": {"name": "fwd"},
-                "spec": {
-                    "type": "streamable-http",
-                    "url": format!("http://127.0.0.1:{mcp_port}/mcp"),
-                    "autoStart": true,
-                    "auth": {"forwardToken": true},
-                },
-            })
-            .to_string(),
+                "type": "streamable-http",
+                "url": format!("http://127.0.0.1:{mcp_port}/mcp"),
+                "autoStart": true,
+                "auth": {"forwardToken": true},
+            }),
         );
     }
     let dir = config.write().unwrap();
@@ -1670,13 +1655,10 @@ fn sign_in_asks_the_provider_for_the_audiences_forwarding_servers_require() {
 
     // A server that receives the caller's ID token and needs two audiences in it.
     let server = |name: &str, auth: Value| {
-        json!({
-            "apiVersion": "muster.giantswarm.io/v1alpha1",
-            "kind": "MCPServer",
-            "metadata": {"name": name},
-            "spec": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp", "auth": auth},
-        })
-        .to_string()
+        muster_tests::mcp_server_document(
+            name,
+            json!({"type": "streamable-http", "url": "http://127.0.0.1:9/mcp", "auth": auth}),
+        )
     };
     let servers = s.dir.path().join("mcpservers");
     std::fs::create_dir_all(&servers).unwrap();

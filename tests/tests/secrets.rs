@@ -45,13 +45,7 @@ fn leaky_server(name: &str, prefix: Option<&str>, token: &str) -> String {
     if let Some(prefix) = prefix {
         spec["toolPrefix"] = json!(prefix);
     }
-    json!({
-        "apiVersion": "muster.giantswarm.io/v1alpha1",
-        "kind": "MCPServer",
-        "metadata": {"name": name},
-        "spec": spec,
-    })
-    .to_string()
+    muster_tests::mcp_server_document(name, spec)
 }
 
 /// A port nothing listens on: bound, then released.

@@ -102,18 +102,14 @@ impl MetaTools {
         context: CallContext,
     ) -> Option<CallToolResult> {
         let index = META_TOOL_NAMES.iter().position(|&n| n == name)?;
-        let span = if observe::in_unsampled_call() {
-            tracing::Span::none()
-        } else {
-            tracing::info_span!(
-                target: observe::SPAN_TARGET,
-                "meta_tool",
-                otel.name = %format_args!("tools/call {name}"),
-                otel.kind = "server",
-                mcp.method.name = "tools/call",
-                gen_ai.tool.name = name,
-            )
-        };
+        let span = muster_core::call_span!(
+            target: observe::SPAN_TARGET,
+            "meta_tool",
+            otel.name = %format_args!("tools/call {name}"),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = name,
+        );
         if !span.is_disabled() {
             observe::set_parent_from_meta(&span, context.request_meta.as_ref());
         }

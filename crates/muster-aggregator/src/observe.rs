@@ -76,8 +76,14 @@ pub(crate) fn head_sampled(headers: &http::HeaderMap) -> bool {
 
 /// The sampled flag of a valid W3C `traceparent` (`00-<32 hex>-<16 hex>-<2 hex>`).
 fn sampled_flag(traceparent: &str) -> Option<bool> {
-    let parts: Vec<&str> = traceparent.trim().split('-').collect();
-    let [version, trace_id, span_id, flags] = parts[..] else {
+    let mut parts = traceparent.trim().split('-');
+    let (Some(version), Some(trace_id), Some(span_id), Some(flags), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
         return None;
     };
     let hex = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit());

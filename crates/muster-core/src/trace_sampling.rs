@@ -2,8 +2,8 @@
 //!
 //! The front door decides once per request whether its trace is sampled. A call whose trace
 //! is not sampled is polled inside [`Unsampled`], and the places that open muster's spans
-//! (meta-tools, tool calls, workflow runs and steps) open none while
-//! [`in_unsampled_call`] holds: spans of an unsampled trace would only be built to be
+//! (meta-tools, tool calls, workflow runs and steps, all through [`call_span!`]) open
+//! none while [`in_unsampled_call`] holds: spans of an unsampled trace would only be built to be
 //! dropped by the exporter's sampler, which costs about as much as exporting them.
 
 use std::cell::Cell;
@@ -19,6 +19,20 @@ thread_local! {
 /// Whether the current thread is polling a call whose trace is not sampled.
 pub fn in_unsampled_call() -> bool {
     UNSAMPLED.with(Cell::get)
+}
+
+/// Opens an `INFO` span as `tracing::info_span!` does, or none (`Span::none()`) while
+/// [`in_unsampled_call`] holds: the one way muster's call spans are opened. The calling
+/// crate needs `tracing`.
+#[macro_export]
+macro_rules! call_span {
+    ($($span:tt)*) => {
+        if $crate::trace_sampling::in_unsampled_call() {
+            ::tracing::Span::none()
+        } else {
+            ::tracing::info_span!($($span)*)
+        }
+    };
 }
 
 /// A future polled as a call whose trace is not sampled: [`in_unsampled_call`] holds while

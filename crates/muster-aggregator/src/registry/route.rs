@@ -22,19 +22,15 @@ pub(crate) async fn call(
 ) -> Result<CallToolResult, ToolError> {
     let (target, mut call) = resolve(&catalog, call)?;
     let server = target.provider.name();
-    let span = if observe::in_unsampled_call() {
-        tracing::Span::none()
-    } else {
-        tracing::info_span!(
-            target: observe::SPAN_TARGET,
-            "tool_call",
-            otel.name = %format_args!("tools/call {}", call.name),
-            otel.kind = "client",
-            mcp.method.name = "tools/call",
-            gen_ai.tool.name = %call.name,
-            muster.server = server,
-        )
-    };
+    let span = muster_core::call_span!(
+        target: observe::SPAN_TARGET,
+        "tool_call",
+        otel.name = %format_args!("tools/call {}", call.name),
+        otel.kind = "client",
+        mcp.method.name = "tools/call",
+        gen_ai.tool.name = %call.name,
+        muster.server = server,
+    );
     observe::inject_into_meta(&span, &mut call.context.request_meta);
     let log = observe::call_log_enabled().then(|| call.name.clone());
     if target.meter.is_none() && log.is_none() && span.is_disabled() {

@@ -127,16 +127,12 @@ impl Engine {
     /// The run is a span of the `tracing` target `muster::otel` named `workflow <name>`, and
     /// each tool step a `step <id>` span inside it.
     pub async fn run(&self, req: RunWorkflow) -> Result<WorkflowResponse, WorkflowError> {
-        let span = if muster_core::trace_sampling::in_unsampled_call() {
-            tracing::Span::none()
-        } else {
-            tracing::info_span!(
-                target: SPAN_TARGET,
-                "workflow",
-                otel.name = %format_args!("workflow {}", req.plan.name()),
-                muster.workflow = req.plan.name(),
-            )
-        };
+        let span = muster_core::call_span!(
+            target: SPAN_TARGET,
+            "workflow",
+            otel.name = %format_args!("workflow {}", req.plan.name()),
+            muster.workflow = req.plan.name(),
+        );
         self.run_in_span(req).instrument(span).await
     }
 

@@ -215,17 +215,13 @@ impl Runner {
                     args,
                     paginate,
                 } => {
-                    let span = if muster_core::trace_sampling::in_unsampled_call() {
-                        tracing::Span::none()
-                    } else {
-                        tracing::info_span!(
-                            target: super::spans::SPAN_TARGET,
-                            "step",
-                            otel.name = %format_args!("step {}", step.id),
-                            muster.step = %step.id,
-                            gen_ai.tool.name = %tool,
-                        )
-                    };
+                    let span = muster_core::call_span!(
+                        target: super::spans::SPAN_TARGET,
+                        "step",
+                        otel.name = %format_args!("step {}", step.id),
+                        muster.step = %step.id,
+                        gen_ai.tool.name = %tool,
+                    );
                     self.run_tool_step(step, tool, args, paginate.as_ref(), scope, suffix)
                         .instrument(span)
                         .await
