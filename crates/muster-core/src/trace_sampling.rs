@@ -3,8 +3,9 @@
 //! The front door decides once per request whether its trace is sampled. A call whose trace
 //! is not sampled is polled inside [`Unsampled`], and the places that open muster's spans
 //! (meta-tools, tool calls, workflow runs and steps, all through
-//! [`call_span!`](crate::call_span)) open none while [`in_unsampled_call`] holds: spans of an unsampled trace would only be built to be
-//! dropped by the exporter's sampler, which costs about as much as exporting them.
+//! [`call_span!`](crate::call_span)) open none while [`in_unsampled_call`] holds: spans of
+//! an unsampled trace would only be built to be dropped by the exporter's sampler, which
+//! costs about as much as exporting them.
 
 use std::cell::Cell;
 use std::future::Future;
