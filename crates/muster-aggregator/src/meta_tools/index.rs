@@ -1,11 +1,11 @@
-//! Discovery data derived from one catalog snapshot: every tool's lowercase texts, summary
-//! and search tokens, and the rendered `list_tools` answer. Built once per snapshot on first
+//! Discovery data derived from one catalog snapshot: every tool's lowercase texts and summary,
+//! the search corpus, and the rendered `list_tools` answer. Built once per snapshot on first
 //! use and shared by every call on that snapshot, so discovery calls do no per-tool text
 //! work beyond matching.
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use super::filter_tools::bm25::tokenize;
+use super::filter_tools::bm25::Corpus;
 use super::summary::{first_line, summary};
 use crate::registry::AggregatedCatalog;
 
@@ -14,6 +14,7 @@ use crate::registry::AggregatedCatalog;
 pub(super) struct Index {
     catalog: Arc<AggregatedCatalog>,
     tools: Vec<ToolText>,
+    corpus: Corpus,
     list_tools: OnceLock<String>,
 }
 
@@ -26,10 +27,6 @@ pub(super) struct ToolText {
     pub(super) description_lower: String,
     /// The one-line summary.
     pub(super) summary: String,
-    /// Search tokens of the name.
-    pub(super) name_tokens: Vec<String>,
-    /// Search tokens of the description's first line.
-    pub(super) first_line_tokens: Vec<String>,
 }
 
 impl Index {
@@ -41,13 +38,18 @@ impl Index {
                 name_lower: tool.name().to_lowercase(),
                 description_lower: tool.description().to_lowercase(),
                 summary: summary(tool.description()),
-                name_tokens: tokenize(tool.name()),
-                first_line_tokens: tokenize(&first_line(tool.description())),
             })
             .collect();
+        let corpus = Corpus::build(
+            catalog
+                .tools()
+                .iter()
+                .map(|tool| (tool.name(), first_line(tool.description()))),
+        );
         Self {
             catalog,
             tools,
+            corpus,
             list_tools: OnceLock::new(),
         }
     }
@@ -60,6 +62,11 @@ impl Index {
     /// Per-tool texts, aligned with the snapshot's tools.
     pub(super) fn tools(&self) -> &[ToolText] {
         &self.tools
+    }
+
+    /// The search corpus of the snapshot's tools, for ranking by query.
+    pub(super) fn corpus(&self) -> &Corpus {
+        &self.corpus
     }
 
     /// The `list_tools` text of this snapshot, rendered by `render` on first use.

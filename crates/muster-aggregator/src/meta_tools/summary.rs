@@ -4,20 +4,15 @@
 const SUMMARY_MAX_CHARS: usize = 120;
 
 /// The first line of `description`, trimmed.
-pub(super) fn first_line(description: &str) -> String {
-    description
-        .split('\n')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_owned()
+pub(super) fn first_line(description: &str) -> &str {
+    description.split('\n').next().unwrap_or_default().trim()
 }
 
 /// The first line, trimmed, cut to 120 characters (trimmed again) plus `...` when longer.
 pub(super) fn summary(description: &str) -> String {
     let line = first_line(description);
     if line.chars().count() <= SUMMARY_MAX_CHARS {
-        return line;
+        return line.to_owned();
     }
     let cut: String = line.chars().take(SUMMARY_MAX_CHARS).collect();
     format!("{}...", cut.trim())

@@ -7,11 +7,10 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::bm25::{self, Doc};
+use super::bm25::{self, Candidates};
 use super::glob::{self, Pattern};
-use crate::meta_tools::index::{Index, ToolText};
+use crate::meta_tools::index::Index;
 use crate::meta_tools::reply;
-use crate::registry::ExposedTool;
 use muster_gotmpl::strconv::quote as go_quote;
 
 /// The page size `filter_tools` uses when the caller gives none.
@@ -100,10 +99,11 @@ pub(in crate::meta_tools) fn run(index: &Index, options: &Options) -> CallToolRe
     let case_sensitive = options.case_sensitive;
     let needle = fold(&options.description_filter, case_sensitive);
     let mut buffer = Vec::new();
-    let matched: Vec<(&ExposedTool, &ToolText)> = tools
+    let matched: Vec<usize> = tools
         .iter()
         .zip(index.tools())
-        .filter(|(tool, text)| {
+        .enumerate()
+        .filter(|(_, (tool, text))| {
             pattern.as_ref().is_none_or(|p| {
                 let name = if case_sensitive {
                     tool.name()
@@ -113,7 +113,7 @@ pub(in crate::meta_tools) fn run(index: &Index, options: &Options) -> CallToolRe
                 p.matches(name, &mut buffer)
             })
         })
-        .filter(|(tool, text)| {
+        .filter(|(_, (tool, text))| {
             needle.is_empty() || {
                 let description = if case_sensitive {
                     tool.description()
@@ -123,27 +123,36 @@ pub(in crate::meta_tools) fn run(index: &Index, options: &Options) -> CallToolRe
                 description.contains(&needle)
             }
         })
-        .filter(|(tool, _)| {
+        .filter(|(_, (tool, _))| {
             options
                 .labels
                 .iter()
                 .all(|(k, v)| tool.labels().get(k) == Some(v))
         })
+        .map(|(i, _)| i)
         .collect();
 
-    let ordered: Vec<(&ExposedTool, &ToolText, Option<f64>)> = if options.query.is_empty() {
-        matched.into_iter().map(|(t, x)| (t, x, None)).collect()
+    let ordered: Vec<(usize, Option<f64>)> = if options.query.is_empty() {
+        matched.into_iter().map(|i| (i, None)).collect()
     } else {
-        let docs: Vec<Doc<'_>> = matched
-            .iter()
-            .map(|(_, text)| Doc {
-                name: &text.name_tokens,
-                description: &text.first_line_tokens,
-            })
-            .collect();
-        bm25::rank(&options.query, &docs)
+        // IDF and average lengths are taken over what the filters kept.
+        let kept = (matched.len() < tools.len()).then(|| {
+            let mut kept = vec![false; tools.len()];
+            for &i in &matched {
+                kept[i] = true;
+            }
+            kept
+        });
+        let candidates = kept.as_deref().map_or(Candidates::All, Candidates::Only);
+        // Only the requested page and what it skips need their order.
+        let ordered = if options.limit > 0 {
+            options.offset.saturating_add(options.limit)
+        } else {
+            usize::MAX
+        };
+        bm25::rank(&options.query, index.corpus(), candidates, ordered)
             .into_iter()
-            .map(|(i, score)| (matched[i].0, matched[i].1, Some(score)))
+            .map(|(i, score)| (i, Some(score)))
             .collect()
     };
 
@@ -156,7 +165,8 @@ pub(in crate::meta_tools) fn run(index: &Index, options: &Options) -> CallToolRe
     };
     let page: Vec<Entry<'_>> = ordered[start..end]
         .iter()
-        .map(|&(tool, text, score)| Entry {
+        .map(|&(i, score)| (&tools[i], &index.tools()[i], score))
+        .map(|(tool, text, score)| Entry {
             name: tool.name(),
             description: if options.summarize {
                 ""
