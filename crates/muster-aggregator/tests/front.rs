@@ -21,3 +21,5 @@ mod listen;
 mod protocol;
 #[path = "front/sse.rs"]
 mod sse;
+#[path = "front/stateless.rs"]
+mod stateless;

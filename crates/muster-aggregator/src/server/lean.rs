@@ -1,19 +1,23 @@
-//! The lean path of `tools/call`: a meta-tool call in an initialized 2025-x session is
-//! answered straight from the HTTP handler with one `application/json` reply, instead of
-//! going through the session's worker, a request-wise SSE stream and its framing.
+//! The lean path of `tools/call`: a meta-tool call in an initialized 2025-x session, or a
+//! stateless 2026-07-28 one, is answered straight from the HTTP handler with one
+//! `application/json` reply, instead of going through a session's worker (or rmcp's one-shot
+//! service), a request-wise SSE stream and its framing.
 //!
 //! Only the plain case takes this path: a single JSON-RPC request `tools/call` naming a
-//! meta-tool, on `/mcp`, in a session that completed `initialize` and whose client declared
-//! no sampling, elicitation or roots capability (requests a backend sends to the caller are
-//! relayed by the rmcp path), with nothing in `_meta` but perhaps a progress token and no
-//! other parameter, with a pre-2026 (or no) `MCP-Protocol-Version`. Everything else — other methods, batches,
-//! progress, 2026-07-28 stateless requests, malformed input — reaches rmcp unchanged, byte
-//! for byte. The Host check and every other layer in front of the MCP endpoint still run
-//! first. The call itself is the same [`MetaTools::call`](crate::meta_tools::MetaTools::call)
-//! the rmcp handler makes, with the same routing, budgets, result envelope, metrics and
-//! spans (the HTTP `traceparent` and `tracestate` headers are the caller's trace context);
-//! `notifications/cancelled` naming a lean call cancels it, and a client that hangs up
-//! cancels it too (the backend is told either way).
+//! meta-tool, on `/mcp`, either in a session that completed `initialize` and whose client
+//! declared no sampling, elicitation or roots capability (requests a backend sends to the
+//! caller are relayed by the rmcp path), with nothing in `_meta` but perhaps a progress token
+//! and no other parameter, with a pre-2026 (or no) `MCP-Protocol-Version`; or without a
+//! session, at 2026-07-28, with headers and per-request `_meta` that agree with the body and
+//! no declared capability (see the `stateless` module). Everything else — other methods,
+//! batches, malformed input, stateless requests rmcp has to validate — reaches rmcp
+//! unchanged, byte for byte. The Host check and every other layer in front of the MCP
+//! endpoint still run first. The call itself is the same
+//! [`MetaTools::call`](crate::meta_tools::MetaTools::call) the rmcp handler makes, with the
+//! same routing, budgets, result envelope, metrics and spans (the HTTP `traceparent` and
+//! `tracestate` headers are the caller's trace context); `notifications/cancelled` naming a
+//! lean session call cancels it, and a client that hangs up cancels it too (the backend is
+//! told either way).
 //!
 //! The same layer refuses an `initialize` with `503` once the session cap is reached.
 
@@ -29,17 +33,22 @@ use futures::StreamExt;
 use muster_core::tool::{
     CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, SessionNotifier,
 };
-use rmcp::model::{CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken, ResultType,
+};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower::{Service, ServiceExt};
 
+use self::stateless::StatelessCallParams;
 use super::room::SessionMap;
 use super::sessions::{SESSION_HEADER, SessionTable};
 use super::{Aggregator, MCP_PATH, notify};
 use crate::meta_tools;
+
+mod stateless;
 
 /// The largest body the MCP endpoint reads (rmcp's limit).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -262,8 +271,30 @@ async fn answer(
                 notifier: notify::session_notifier(peer),
                 identity,
                 request_meta: trace_context_of(headers),
+                stateless: false,
             };
-            Some(call.run(state, session).await)
+            Some(call.run(state, Some(session)).await)
+        }
+        ("tools/call", None) => {
+            let id = envelope.id.filter(|id| is_request_id(id))?;
+            let params: StatelessCallParams<'_> =
+                serde_json::from_str(envelope.params?.get()).ok()?;
+            if !meta_tools::is_meta_tool(&params.name) || !params.agrees_with(headers) {
+                return None;
+            }
+            let call = LeanCall {
+                id: id.to_owned(),
+                name: params.name.into_owned(),
+                arguments: params.arguments,
+                progress_token: None,
+                // A stateless request has no stream after its reply: what the call would
+                // notify later has nowhere to go, as on rmcp's stateless path.
+                notifier: SessionNotifier::new(|_, _| {}, || true),
+                identity,
+                request_meta: trace_context_of(headers),
+                stateless: true,
+            };
+            Some(call.run(state, None).await)
         }
         _ => None,
     }
@@ -289,12 +320,15 @@ struct LeanCall {
     notifier: SessionNotifier,
     identity: Identity,
     request_meta: Option<JsonObject>,
+    /// A 2026-07-28 request without a session, whose result carries `resultType`.
+    stateless: bool,
 }
 
 impl LeanCall {
-    /// Runs the call: a JSON reply when it finishes without reporting progress, else an
-    /// SSE stream carrying the progress notifications and then the result.
-    async fn run(self, state: &LeanState, session: &str) -> Response {
+    /// Runs the call in `session` (`None`: a stateless request): a JSON reply when it
+    /// finishes without reporting progress, else an SSE stream carrying the progress
+    /// notifications and then the result.
+    async fn run(self, state: &LeanState, session: Option<&str>) -> Response {
         let Self {
             id,
             name,
@@ -303,13 +337,16 @@ impl LeanCall {
             notifier,
             identity,
             request_meta,
+            stateless,
         } = self;
         let cancellation = state.aggregator.inner.shutdown.child_token();
         // A client that hangs up before the answer cancels the call.
         let cancel_on_drop = cancellation.clone().drop_guard();
-        let registration = state
-            .inflight
-            .register(session, id.get().trim(), cancellation.clone());
+        let registration = session.map(|session| {
+            state
+                .inflight
+                .register(session, id.get().trim(), cancellation.clone())
+        });
         // Only a call with a progress token can report progress.
         let (progress_tx, mut progress) = match progress_token {
             Some(_) => {
@@ -319,7 +356,10 @@ impl LeanCall {
             None => (None, None),
         };
         let context = CallContext {
-            session: identity.session.unwrap_or_else(|| SessionId::new(session)),
+            session: identity
+                .session
+                .or_else(|| session.map(SessionId::new))
+                .unwrap_or_default(),
             caller: identity.caller,
             progress: progress_tx.map(|tx| {
                 ProgressSink::new(move |update| {
@@ -350,7 +390,7 @@ impl LeanCall {
                     Some(token) if !queued.is_empty() => {
                         finished_after_progress(&id, &name, token, queued, result)
                     }
-                    _ => finished(&id, &name, result),
+                    _ => finished(&id, &name, result, stateless),
                 };
             }
         };
@@ -374,7 +414,7 @@ impl LeanCall {
                 tokio::select! {
                     biased;
                     () = cancellation.cancelled() => break error_message(&id, INTERNAL_ERROR, "request cancelled"),
-                    result = &mut call => break result_message(&id, &name, result),
+                    result = &mut call => break result_message(&id, &name, result, false),
                     () = events.closed() => return,
                     Some(update) = progress.recv() => {
                         if !send(progress_message(&token, update)).await {
@@ -425,12 +465,17 @@ fn finished_after_progress(
     for update in updates {
         let _ = events.try_send(sse_event(&progress_message(token, update)));
     }
-    let _ = events.try_send(sse_event(&result_message(id, name, result)));
+    let _ = events.try_send(sse_event(&result_message(id, name, result, false)));
     sse_response(body)
 }
 
-fn finished(id: &RawValue, name: &str, result: Option<CallToolResult>) -> Response {
-    json_response(StatusCode::OK, result_message(id, name, result))
+fn finished(
+    id: &RawValue,
+    name: &str,
+    result: Option<CallToolResult>,
+    stateless: bool,
+) -> Response {
+    json_response(StatusCode::OK, result_message(id, name, result, stateless))
 }
 
 fn cancelled(id: &RawValue) -> Response {
@@ -441,8 +486,14 @@ fn cancelled(id: &RawValue) -> Response {
 }
 
 /// The JSON-RPC message answering `id` with `result` (`None`: tool `name` is unknown),
-/// worded as the rmcp handler words it.
-fn result_message(id: &RawValue, name: &str, result: Option<CallToolResult>) -> String {
+/// worded as the rmcp handler words it; a `stateless` (2026-07-28) one says
+/// `"resultType":"complete"`.
+fn result_message(
+    id: &RawValue,
+    name: &str,
+    result: Option<CallToolResult>,
+    stateless: bool,
+) -> String {
     let Some(mut result) = result else {
         return error_message(
             id,
@@ -452,7 +503,7 @@ fn result_message(id: &RawValue, name: &str, result: Option<CallToolResult>) -> 
     };
     // `resultType` exists from 2026-07-28 on; session-era replies go without it, as rmcp
     // writes them.
-    result.result_type = None;
+    result.result_type = stateless.then_some(ResultType::COMPLETE);
     match serde_json::to_string(&result) {
         Ok(result) => {
             let mut body = String::with_capacity(result.len() + id.get().len() + 40);
@@ -626,12 +677,17 @@ mod tests {
     #[test]
     fn responses_are_json_rpc() {
         let result = CallToolResult::success(vec![rmcp::model::ContentBlock::text("hi")]);
-        let message = result_message(&raw("7"), "list_tools", Some(result));
+        let message = result_message(&raw("7"), "list_tools", Some(result.clone()), false);
         assert_eq!(
             message,
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#
         );
-        let response = finished(&raw("7"), "nope", None);
+        let stateless = result_message(&raw("7"), "list_tools", Some(result), true);
+        assert_eq!(
+            stateless,
+            r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hi"}],"isError":false}}"#
+        );
+        let response = finished(&raw("7"), "nope", None, false);
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(
             response.headers()[header::CONTENT_TYPE],
