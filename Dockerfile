@@ -17,8 +17,8 @@ COPY examples examples
 COPY tests tests
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p muster-bin \
-    && install -D -m 0755 target/release/muster /out/muster
+    cargo build --profile dist --locked -p muster-bin \
+    && install -D -m 0755 target/dist/muster /out/muster
 
 # --- run -------------------------------------------------------------------------------
 # glibc and libgcc only, no shell, no package manager; user 65532 ("nonroot").

@@ -11,7 +11,9 @@
 # `x_bench_echo`, one session, concurrency 1), switches it on, makes CALLS calls,
 # switches it off and prints muster's instructions per call (all threads). The backend is
 # not counted (CALLGRIND_KEEP=DIR keeps the dumps for callgrind_annotate). MUSTER_CONFIG_EXTRA is appended to the generated config.yaml (top-level
-# keys, e.g. `observability: {metrics: {enabled: false}}`), to measure what a setting costs. Needs valgrind and the harness binaries (`../shared/perf/run.sh
+# keys, e.g. `observability: {metrics: {enabled: false}}`), to measure what a setting costs.
+# LOAD_ARGS are added to every mcp-load call (e.g. `--protocol-version 2026-07-28` for a
+# stateless client). Needs valgrind and the harness binaries (`../shared/perf/run.sh
 # --setup-only` builds them into ~/.cache/muster-perf); PERF_BIN_DIR names another folder.
 set -euo pipefail
 
@@ -65,7 +67,7 @@ pids+=("$muster_pid")
 load() {
     "$bins/mcp-load" --url "http://localhost:$port/mcp" --tool call_tool \
         --args '{"name":"x_bench_echo","arguments":{"message":"instructions"}}' \
-        --expect instructions --warmup 0 -c 1 -q "$@"
+        --expect instructions --warmup 0 -c 1 -q ${LOAD_ARGS:-} "$@"
 }
 
 # Ready once a call through muster succeeds (valgrind makes start-up slow).
