@@ -42,7 +42,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower::{Service, ServiceExt};
 
-use self::stateless::StatelessCallParams;
+use self::stateless::{PROTOCOL_VERSION_HEADER, StatelessCallParams};
 use super::room::SessionMap;
 use super::sessions::{SESSION_HEADER, SessionTable};
 use super::{Aggregator, MCP_PATH, notify};
@@ -54,9 +54,6 @@ mod stateless;
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Protocol versions whose requests are plain JSON-RPC in a session.
 const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-/// The header naming the protocol version of a request.
-const PROTOCOL_VERSION_HEADER: http::HeaderName =
-    http::HeaderName::from_static("mcp-protocol-version");
 /// JSON-RPC code of a cancelled request (as the rmcp handler answers it).
 const INTERNAL_ERROR: i32 = -32603;
 /// JSON-RPC code of an unknown tool.

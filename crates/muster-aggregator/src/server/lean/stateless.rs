@@ -12,8 +12,9 @@ use rmcp::model::JsonObject;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::PROTOCOL_VERSION_HEADER;
-
+/// The header naming the protocol version of a request.
+pub(super) const PROTOCOL_VERSION_HEADER: http::HeaderName =
+    http::HeaderName::from_static("mcp-protocol-version");
 /// The protocol version whose requests stand alone.
 pub(super) const STATELESS_VERSION: &str = "2026-07-28";
 /// The header naming a stateless request's method.
