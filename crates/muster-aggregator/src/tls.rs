@@ -18,7 +18,7 @@ struct Roots {
     certs: Vec<CertificateDer<'static>>,
     /// Built on first use and shared by every client: building it loads the system's CA
     /// store, some milliseconds of CPU that a client per backend would pay again each.
-    tls: OnceLock<Result<rustls::ClientConfig, String>>,
+    tls: OnceLock<Option<rustls::ClientConfig>>,
 }
 
 impl std::fmt::Debug for ExtraRoots {
@@ -90,9 +90,9 @@ impl ExtraRoots {
     /// is left to build its own, so its `build()` reports why.
     pub fn apply(&self, builder: reqwest::ClientBuilder) -> reqwest::ClientBuilder {
         match self.tls_config() {
-            Ok(config) => builder.tls_backend_preconfigured(config.clone()),
-            Err(_) if self.is_empty() => builder,
-            Err(_) => builder.tls_certs_merge(
+            Some(config) => builder.tls_backend_preconfigured(config.clone()),
+            None if self.is_empty() => builder,
+            None => builder.tls_certs_merge(
                 self.0
                     .certs
                     .iter()
@@ -101,13 +101,12 @@ impl ExtraRoots {
         }
     }
 
-    /// The shared TLS configuration, built on first use.
-    fn tls_config(&self) -> Result<&rustls::ClientConfig, &str> {
+    /// The shared TLS configuration, built on first use; `None` when it cannot be built.
+    fn tls_config(&self) -> Option<&rustls::ClientConfig> {
         self.0
             .tls
-            .get_or_init(|| client_config(&self.0.certs))
+            .get_or_init(|| client_config(&self.0.certs).ok())
             .as_ref()
-            .map_err(String::as_str)
     }
 }
 

@@ -268,7 +268,6 @@ async fn answer(
                 notifier: notify::session_notifier(peer),
                 identity,
                 request_meta: trace_context_of(headers),
-                stateless: false,
             };
             Some(call.run(state, Some(session)).await)
         }
@@ -289,7 +288,6 @@ async fn answer(
                 notifier: SessionNotifier::new(|_, _| {}, || true),
                 identity,
                 request_meta: trace_context_of(headers),
-                stateless: true,
             };
             Some(call.run(state, None).await)
         }
@@ -317,8 +315,6 @@ struct LeanCall {
     notifier: SessionNotifier,
     identity: Identity,
     request_meta: Option<JsonObject>,
-    /// A 2026-07-28 request without a session, whose result carries `resultType`.
-    stateless: bool,
 }
 
 impl LeanCall {
@@ -334,8 +330,9 @@ impl LeanCall {
             notifier,
             identity,
             request_meta,
-            stateless,
         } = self;
+        // Only a 2026-07-28 request comes without a session; its result carries `resultType`.
+        let stateless = session.is_none();
         let cancellation = state.aggregator.inner.shutdown.child_token();
         // A client that hangs up before the answer cancels the call.
         let cancel_on_drop = cancellation.clone().drop_guard();
