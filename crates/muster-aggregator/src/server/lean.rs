@@ -42,12 +42,14 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower::{Service, ServiceExt};
 
+use self::handshake::Handshake;
 use self::stateless::{PROTOCOL_VERSION_HEADER, StatelessCallParams};
 use super::room::SessionMap;
 use super::sessions::{SESSION_HEADER, SessionTable};
 use super::{Aggregator, MCP_PATH, notify};
 use crate::meta_tools;
 
+mod handshake;
 mod stateless;
 
 /// The largest body the MCP endpoint reads (rmcp's limit).
@@ -241,6 +243,22 @@ async fn answer(
         ("initialize", None) if state.sessions.is_full() => {
             Some(session_cap_reached(&state.sessions, envelope.id))
         }
+        ("initialize", None) => {
+            let handshake = Handshake::parse(headers, body)?;
+            let reply = handshake.reply_body(&state.aggregator)?;
+            match state.sessions.open_parked(handshake.params()) {
+                Ok(session) => Some(Handshake::reply(reply, &session)),
+                Err(_) => Some(session_cap_reached(&state.sessions, envelope.id)),
+            }
+        }
+        // The handshake's end, in a session whose worker has not started: nothing to do.
+        ("notifications/initialized", Some(session))
+            if envelope.id.is_none()
+                && plain_session_version(headers)
+                && state.sessions.is_parked(session) =>
+        {
+            Some(StatusCode::ACCEPTED.into_response())
+        }
         ("notifications/cancelled", Some(session)) => {
             let params: CancelledParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
             state
@@ -257,15 +275,23 @@ async fn answer(
             if !meta_tools::is_meta_tool(&params.name) {
                 return None;
             }
-            // Notifications of the call (followed events) go to the session's stream; a
-            // session whose worker is parked takes the rmcp path, which restores it.
-            let peer = state.aggregator.inner.peers.of_session(session)?;
+            // Notifications of the call (followed events) go to the session's stream. A
+            // session whose worker is parked (or never started) has no stream open, so they
+            // have nowhere to go; a session whose worker is being parked takes the rmcp path,
+            // which waits for the parking and restores it.
+            let notifier = match state.aggregator.inner.peers.of_session(session) {
+                Some(peer) => notify::session_notifier(peer),
+                None if state.sessions.is_parked(session) => {
+                    SessionNotifier::new(|_, _| {}, || true)
+                }
+                None => return None,
+            };
             let call = LeanCall {
                 id: id.to_owned(),
                 name: params.name.into_owned(),
                 arguments: params.arguments,
                 progress_token: params.meta.and_then(|m| m.progress_token),
-                notifier: notify::session_notifier(peer),
+                notifier,
                 identity,
                 request_meta: trace_context_of(headers),
             };

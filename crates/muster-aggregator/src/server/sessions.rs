@@ -26,7 +26,7 @@ use axum::body::Body;
 use bytes::Bytes;
 use futures::Stream;
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, InitializeRequestParams, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
@@ -93,6 +93,9 @@ pub enum SessionTableError {
     /// rmcp's session manager failed.
     #[error(transparent)]
     Local(#[from] LocalSessionManagerError),
+    /// A session's `initialize` parameters could not be kept.
+    #[error("keeping the session's initialize parameters: {0}")]
+    Store(String),
 }
 
 #[derive(Debug)]
@@ -215,6 +218,43 @@ impl SessionTable {
     /// The cap.
     pub(super) fn max_sessions(&self) -> usize {
         self.limits.max_sessions
+    }
+
+    /// Opens a session whose handshake the front door answered itself (see the lean path's
+    /// `handshake` module): it starts parked, without a worker, and the first request that
+    /// needs one has rmcp restore it from `init`, the client's `initialize` parameters.
+    ///
+    /// # Errors
+    ///
+    /// [`SessionTableError::Full`] when the cap is reached.
+    pub(super) fn open_parked(
+        &self,
+        init: &InitializeRequestParams,
+    ) -> Result<Arc<str>, SessionTableError> {
+        let json = serde_json::to_string(init)
+            .map_err(|e| SessionTableError::Store(e.to_string()))?
+            .into_boxed_str();
+        let mut entries = self.lock();
+        if entries.len() >= self.limits.max_sessions {
+            return Err(SessionTableError::Full {
+                max: self.limits.max_sessions,
+            });
+        }
+        let id = rmcp::transport::common::server_side_http::session_id();
+        let mut entry = Entry::new(Instant::now());
+        entry.init = Some(json);
+        entry.answers_requests = answers_requests(init);
+        entry.parked = true;
+        entries.insert(id.clone(), entry);
+        Ok(id)
+    }
+
+    /// Whether session `id` exists with its worker stopped (parked, or never started):
+    /// the front door answers what it can of it without starting one.
+    pub(super) fn is_parked(&self, id: &str) -> bool {
+        self.lock()
+            .get(id)
+            .is_some_and(|e| e.parked && e.init.is_some())
     }
 
     /// Whether `id` names a session that completed `initialize` and whose client cannot
@@ -490,6 +530,15 @@ impl SessionManager for SessionTable {
     }
 }
 
+/// Whether the client of `params` can be asked things during a call (sampling, elicitation,
+/// roots), which only the rmcp path relays.
+fn answers_requests(params: &InitializeRequestParams) -> bool {
+    let capabilities = &params.capabilities;
+    capabilities.sampling.is_some()
+        || capabilities.elicitation.is_some()
+        || capabilities.roots.is_some()
+}
+
 /// The store side: what rmcp needs to restore a parked session.
 #[derive(Debug, Clone)]
 pub(super) struct Store(pub(super) Arc<SessionTable>);
@@ -511,10 +560,7 @@ impl SessionStore for Store {
 
     async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         let json = serde_json::to_string(&state.initialize_params)?;
-        let capabilities = &state.initialize_params.capabilities;
-        let answers_requests = capabilities.sampling.is_some()
-            || capabilities.elicitation.is_some()
-            || capabilities.roots.is_some();
+        let answers_requests = answers_requests(&state.initialize_params);
         if let Some(entry) = self.0.lock().get_mut(session_id) {
             entry.init = Some(json.into_boxed_str());
             entry.answers_requests = answers_requests;

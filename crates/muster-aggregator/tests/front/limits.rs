@@ -113,6 +113,22 @@ impl Raw {
         }
     }
 
+    /// Initializes a session and starts its worker with a request only rmcp answers; returns
+    /// once the worker has registered the session's peer.
+    async fn live_session(&self) -> String {
+        let peers_before = self.aggregator.sessions().footprint().await.peers;
+        let session = self.initialize().await.expect("session");
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let (_, listed) = reply(self.post(Some(&session), &list).await).await;
+        assert!(listed["result"]["tools"].is_array(), "{listed}");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.aggregator.sessions().footprint().await.peers <= peers_before {
+            assert!(tokio::time::Instant::now() < deadline, "no peer registered");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        session
+    }
+
     async fn delete(&self, session: &str) -> reqwest::StatusCode {
         self.http
             .delete(self.url())
@@ -280,8 +296,7 @@ async fn a_deleted_session_leaves_no_entry_in_any_per_session_structure() -> Tes
             .await;
     let mut ids = Vec::new();
     for _ in 0..10 {
-        // A lean session has completed its handshake and registered its peer.
-        ids.push(raw.lean_session().await);
+        ids.push(raw.live_session().await);
     }
     let sessions = raw.aggregator.sessions();
     let open = sessions.footprint().await;
@@ -627,5 +642,78 @@ async fn lean_calls_end_on_cancelled_and_on_hang_up() -> TestResult {
         cancelled.load(Ordering::SeqCst) == 2
     })
     .await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_session_runs_no_worker_until_a_request_needs_one() -> TestResult {
+    let raw = Raw::start(Aggregator::builder(registry_with_upstream().await)).await;
+    let sessions = raw.aggregator.sessions();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "limits-test", "version": "1"}}});
+
+    // The front door answers a plain handshake itself: one JSON reply, no worker.
+    let response = raw.post(None, &init).await;
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    let session = response.headers()["mcp-session-id"].to_str()?.to_owned();
+    let (kind, lean_init) = reply(response).await;
+    assert_eq!(kind, "application/json");
+    let footprint = sessions.footprint().await;
+    assert_eq!((footprint.sessions, footprint.workers, footprint.peers), (1, 0, 0));
+
+    // rmcp answers the same handshake (a version header sends it there) with the same result.
+    let full = raw
+        .http
+        .post(raw.url())
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(init.to_string())
+        .send()
+        .await?;
+    let full_session = full.headers()["mcp-session-id"].to_str()?.to_owned();
+    let (full_kind, full_init) = reply(full).await;
+    assert!(full_kind.starts_with("text/event-stream"), "{full_kind}");
+    assert_eq!(lean_init.to_string(), full_init.to_string());
+    assert!(raw.delete(&full_session).await.is_success());
+
+    // The end of the handshake and meta-tool calls need no worker either.
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let done = raw.post(Some(&session), &initialized).await;
+    assert_eq!(done.status(), reqwest::StatusCode::ACCEPTED);
+    let (kind, called) = reply(raw.post(Some(&session), &echo_call(1, "hi")).await).await;
+    assert_eq!(kind, "application/json");
+    assert!(called.to_string().contains("Echo: hi"), "{called}");
+    assert_eq!(sessions.footprint().await.workers, 0);
+    assert_eq!(sessions.live(), 0);
+
+    // A request only rmcp answers starts the worker, transparently to the client.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (_, listed) = reply(raw.post(Some(&session), &list).await).await;
+    assert!(
+        listed["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{listed}"
+    );
+    assert_eq!(sessions.footprint().await.workers, 1);
+
+    // So does the stream of a new session.
+    let other = raw.initialize().await.expect("session");
+    let stream = raw
+        .http
+        .get(raw.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &other)
+        .send()
+        .await?;
+    assert_eq!(stream.status(), reqwest::StatusCode::OK);
+    assert!(
+        stream.headers()["content-type"]
+            .to_str()?
+            .starts_with("text/event-stream")
+    );
+    assert_eq!(sessions.footprint().await.workers, 2);
     Ok(())
 }
