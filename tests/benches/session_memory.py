@@ -12,6 +12,10 @@ after, and once more after SETTLE seconds, default 15: the allocator hands freed
 back to the system over about 10 s); then opens and deletes N sessions a second time, which
 tells memory the allocator keeps for reuse from memory that leaks.
 Python standard library only; Linux only (RSS from /proc/PID/status).
+
+A session that only makes the handshake runs no worker until a request needs one. With
+LIST_TOOLS=1 every session also sends `tools/list`, as most clients do after the handshake,
+which starts its worker: the figures of sessions with a worker, in the same run conditions.
 """
 
 import http.client
@@ -27,6 +31,8 @@ import time
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 # Seconds to wait for parking: the default park period is 30 s, the reaper runs every 7.5 s.
 PARK_WAIT = float(os.environ.get("PARK_WAIT", "40"))
+# Each session also sends `tools/list` (which starts its worker).
+LIST_TOOLS = os.environ.get("LIST_TOOLS", "0") == "1"
 # Seconds to wait after the deletions before the settled reading.
 SETTLE = float(os.environ.get("SETTLE", "15"))
 
@@ -88,6 +94,7 @@ def main():
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "session-memory", "version": "1"}}}
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        list_tools = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         sessions = []
         t0 = time.time()
         for i in range(N):
@@ -97,6 +104,8 @@ def main():
                 raise SystemExit(f"initialize {i}: HTTP {response.status}")
             session = response.getheader("Mcp-Session-Id")
             post(conn, initialized, session)
+            if LIST_TOOLS:
+                post(conn, list_tools, session)
             sessions.append(session)
         opened_in = time.time() - t0
         live = rss_kb(muster.pid)
@@ -123,6 +132,8 @@ def main():
                 raise SystemExit(f"initialize {i} (second round): HTTP {response.status}")
             again.append(response.getheader("Mcp-Session-Id"))
             post(conn, initialized, again[-1])
+            if LIST_TOOLS:
+                post(conn, list_tools, again[-1])
         second_live = rss_kb(muster.pid)
         for i, session in enumerate(again):
             conn = conns[i % len(conns)]

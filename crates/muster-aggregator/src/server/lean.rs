@@ -19,7 +19,10 @@
 //! lean session call cancels it, and a client that hangs up cancels it too (the backend is
 //! told either way).
 //!
-//! The same layer refuses an `initialize` with `503` once the session cap is reached.
+//! The same layer refuses an `initialize` with `503` once the session cap is reached, and
+//! answers a plain one itself: the new session starts without a worker (see `handshake`),
+//! and a meta-tool call of a session without a worker (new, or parked) is answered here
+//! without starting one.
 
 use std::borrow::Cow;
 use std::convert::Infallible;

@@ -7,7 +7,9 @@
 //! so a session without traffic for [`SessionLimits::park_after`] can have its worker
 //! stopped ("parked") while the session stays valid. The next request to a parked session
 //! has rmcp restore the worker from the store, replaying `initialize`, transparently to the
-//! client. A session with a request or stream open is never parked or expired; one without
+//! client. A session the front door opened itself (a plain `initialize`, see the lean path)
+//! starts parked: its worker is built by the first request that needs one. A session with a
+//! request or stream open is never parked or expired; one without
 //! traffic for [`SessionLimits::idle_timeout`] is closed and forgotten, and so is one a
 //! client deletes. Every request carrying `Mcp-Session-Id` counts as traffic; see
 //! [`track`].
