@@ -64,7 +64,7 @@ impl ServerHandler for Aggregator {
             session: session_of(&context),
             caller: caller_of(&context),
             progress: relay.as_ref().map(Relay::sink),
-            notifier: Some(notify::session_notifier(context.peer.clone())),
+            notifier: Some(notify::session_notifier(self.peer_of(&context))),
             cancellation: context.ct.child_token(),
             caller_requests: Some(caller::channel(&context)),
             request_meta: crate::observe::with_header_trace_context(
@@ -153,6 +153,16 @@ impl ServerHandler for Aggregator {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let session = session_header(&context.extensions);
         self.inner.peers.register(session, context.peer);
+    }
+}
+
+impl Aggregator {
+    /// Where the notifications of a request's session go: the session's `GET` stream when
+    /// the front door serves it, else the session's worker.
+    fn peer_of(&self, context: &RequestContext<RoleServer>) -> notify::SessionPeer {
+        session_header(&context.extensions)
+            .and_then(|session| self.inner.peers.stream_of(session))
+            .unwrap_or_else(|| notify::SessionPeer::Worker(context.peer.clone()))
     }
 }
 

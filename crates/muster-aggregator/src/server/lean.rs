@@ -54,9 +54,12 @@ use crate::meta_tools;
 
 mod handshake;
 mod stateless;
+mod stream;
 
 /// The largest body the MCP endpoint reads (rmcp's limit).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The header with which a client resumes a stream.
+const LAST_EVENT_ID_HEADER: &str = "last-event-id";
 /// Protocol versions whose requests are plain JSON-RPC in a session.
 const SESSION_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 /// JSON-RPC code of a cancelled request (as the rmcp handler answers it).
@@ -177,6 +180,13 @@ pub(super) async fn answer_or_forward<S>(state: &LeanState, request: Request, in
 where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
+    if request.method() == Method::GET
+        && request.uri().path() == MCP_PATH
+        && let Some(session) = stream_session(state, request.headers())
+    {
+        let shutdown = state.aggregator.inner.shutdown.clone();
+        return stream::open(&state.aggregator.inner.peers, session, shutdown);
+    }
     if request.method() != Method::POST
         || request.uri().path() != MCP_PATH
         || !accepts_json_and_sse(request.headers())
@@ -208,6 +218,21 @@ where
         return response;
     }
     forward(inner, Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The session of a `GET` the front door serves itself: one that asks for the session's
+/// stream (not to resume one) with a session-era (or no) protocol version, in a session
+/// whose client cannot be asked anything.
+fn stream_session<'h>(state: &LeanState, headers: &'h HeaderMap) -> Option<&'h str> {
+    let session = headers
+        .get(&SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| !s.is_empty())?;
+    (accepts_sse(headers)
+        && !headers.contains_key(LAST_EVENT_ID_HEADER)
+        && plain_session_version(headers)
+        && state.sessions.is_lean(session))
+    .then_some(session)
 }
 
 /// Hands `request` to rmcp's side, with the trace context of the HTTP span (when spans are
@@ -647,6 +672,17 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// Whether `Accept` lists both `application/json` and `text/event-stream`, as the
 /// transport requires of every POST.
 fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let (json, sse) = accepted(headers);
+    json && sse
+}
+
+/// Whether the request accepts `text/event-stream`.
+fn accepts_sse(headers: &HeaderMap) -> bool {
+    accepted(headers).1
+}
+
+/// Whether `Accept` names `application/json`, and whether it names `text/event-stream`.
+fn accepted(headers: &HeaderMap) -> (bool, bool) {
     let mut json = false;
     let mut sse = false;
     for value in headers.get_all(header::ACCEPT) {
@@ -657,7 +693,7 @@ fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
             sse |= essence.eq_ignore_ascii_case("text/event-stream");
         }
     }
-    json && sse
+    (json, sse)
 }
 
 #[cfg(test)]

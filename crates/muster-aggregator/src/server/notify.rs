@@ -6,12 +6,53 @@
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use muster_core::tool::SessionNotifier;
-use rmcp::model::{CustomNotification, ServerNotification};
+use rmcp::model::{
+    CustomNotification, ServerJsonRpcMessage, ServerNotification, ToolListChangedNotification,
+};
 use rmcp::service::{Peer, RoleServer};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::room::SessionMap;
+
+/// Where the notifications of one session go.
+#[derive(Debug, Clone)]
+pub(super) enum SessionPeer {
+    /// The session's rmcp worker, which writes them to the session's stream.
+    Worker(Peer<RoleServer>),
+    /// The session's `GET` stream, served by the front door: each message as JSON text.
+    Stream(mpsc::Sender<String>),
+}
+
+/// Messages waiting for a slow `GET` stream before new ones are dropped.
+const STREAM_QUEUE: usize = 16;
+
+impl SessionPeer {
+    /// Whether the session's transport (worker or stream) is gone.
+    pub(super) fn is_transport_closed(&self) -> bool {
+        match self {
+            Self::Worker(peer) => peer.is_transport_closed(),
+            Self::Stream(sender) => sender.is_closed(),
+        }
+    }
+
+    /// Sends `notification` to the session.
+    async fn send(&self, notification: ServerNotification) -> Result<(), String> {
+        match self {
+            Self::Worker(peer) => peer
+                .send_notification(notification)
+                .await
+                .map_err(|e| e.to_string()),
+            Self::Stream(sender) => {
+                let message = ServerJsonRpcMessage::notification(notification);
+                let text = serde_json::to_string(&message).map_err(|e| e.to_string())?;
+                // A stream that falls this far behind loses what does not fit, as a slow
+                // worker's session does.
+                sender.try_send(text).map_err(|e| e.to_string())
+            }
+        }
+    }
+}
 
 /// The peers of the sessions that completed `initialize`, by streamable HTTP session id
 /// where there is one (legacy SSE sessions are numbered).
@@ -20,7 +61,7 @@ pub(super) struct Peers(Arc<Mutex<PeerMap>>);
 
 #[derive(Debug, Default)]
 struct PeerMap {
-    peers: SessionMap<PeerKey, Peer<RoleServer>>,
+    peers: SessionMap<PeerKey, SessionPeer>,
     next_anonymous: u64,
 }
 
@@ -35,7 +76,8 @@ impl Peers {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Adds the peer of a new (or restored) session; `session` is its `Mcp-Session-Id`.
+    /// Adds the peer of a new (or restored) session; `session` is its `Mcp-Session-Id`. A
+    /// session whose `GET` stream the front door serves keeps sending there.
     pub(super) fn register(&self, session: Option<&str>, peer: Peer<RoleServer>) {
         let mut map = self.lock();
         map.peers.retain(|_, p| !p.is_transport_closed());
@@ -46,11 +88,36 @@ impl Peers {
                 PeerKey::Anonymous(map.next_anonymous)
             }
         };
-        map.peers.insert(key, peer);
+        if !matches!(map.peers.get(&key), Some(SessionPeer::Stream(_))) {
+            map.peers.insert(key, SessionPeer::Worker(peer));
+        }
+    }
+
+    /// Makes a new `GET` stream of streamable HTTP session `session` the place its
+    /// notifications go, and returns what it is to send; `None` while another stream of the
+    /// session is open (one stream carries each message, so a second one only keeps its
+    /// connection alive).
+    pub(super) fn open_stream(&self, session: &str) -> Option<mpsc::Receiver<String>> {
+        let mut map = self.lock();
+        let key = PeerKey::Session(session.into());
+        if let Some(SessionPeer::Stream(open)) = map.peers.get(&key)
+            && !open.is_closed()
+        {
+            return None;
+        }
+        let (sender, receiver) = mpsc::channel(STREAM_QUEUE);
+        map.peers.insert(key, SessionPeer::Stream(sender));
+        Some(receiver)
+    }
+
+    /// The `GET` stream the front door serves for session `session`, if one is open.
+    pub(super) fn stream_of(&self, session: &str) -> Option<SessionPeer> {
+        self.of_session(session)
+            .filter(|peer| matches!(peer, SessionPeer::Stream(_)))
     }
 
     /// The connected peer of streamable HTTP session `session`.
-    pub(super) fn of_session(&self, session: &str) -> Option<Peer<RoleServer>> {
+    pub(super) fn of_session(&self, session: &str) -> Option<SessionPeer> {
         let map = self.lock();
         map.peers
             .get(&PeerKey::Session(session.into()))
@@ -91,7 +158,7 @@ impl Peers {
     }
 
     /// The peers still connected; closed ones are forgotten.
-    fn live(&self) -> Vec<Peer<RoleServer>> {
+    fn live(&self) -> Vec<SessionPeer> {
         let mut map = self.lock();
         map.peers.retain(|_, p| !p.is_transport_closed());
         map.peers.values().cloned().collect()
@@ -119,7 +186,10 @@ pub(super) fn spawn_notifier(
             for peer in peers.live() {
                 // One slow session must not hold up the others.
                 tokio::spawn(async move {
-                    if let Err(e) = peer.notify_tool_list_changed().await {
+                    let changed = ServerNotification::ToolListChangedNotification(
+                        ToolListChangedNotification::default(),
+                    );
+                    if let Err(e) = peer.send(changed).await {
                         tracing::debug!(error = %e, "tools/list_changed not delivered");
                     }
                 });
@@ -134,7 +204,7 @@ const SESSION_QUEUE: usize = 1024;
 /// A [`SessionNotifier`] sending custom notifications (such as `notifications/muster/event`)
 /// to the session of `peer`, in order, without blocking the sender. The forwarding task
 /// starts with the first notification, so calls that send none cost nothing more.
-pub(super) fn session_notifier(peer: Peer<RoleServer>) -> SessionNotifier {
+pub(super) fn session_notifier(peer: SessionPeer) -> SessionNotifier {
     let queue: Arc<OnceLock<mpsc::Sender<CustomNotification>>> = Arc::default();
     let closed_queue = Arc::clone(&queue);
     let closed_peer = peer.clone();
@@ -162,10 +232,10 @@ pub(super) fn session_notifier(peer: Peer<RoleServer>) -> SessionNotifier {
     )
 }
 
-async fn forward(peer: Peer<RoleServer>, mut pending: mpsc::Receiver<CustomNotification>) {
+async fn forward(peer: SessionPeer, mut pending: mpsc::Receiver<CustomNotification>) {
     while let Some(notification) = pending.recv().await {
         let notification = ServerNotification::CustomNotification(notification);
-        if let Err(e) = peer.send_notification(notification).await {
+        if let Err(e) = peer.send(notification).await {
             tracing::debug!(error = %e, "a session notification was not delivered");
             break;
         }

@@ -660,7 +660,10 @@ async fn a_new_session_runs_no_worker_until_a_request_needs_one() -> TestResult 
     let (kind, lean_init) = reply(response).await;
     assert_eq!(kind, "application/json");
     let footprint = sessions.footprint().await;
-    assert_eq!((footprint.sessions, footprint.workers, footprint.peers), (1, 0, 0));
+    assert_eq!(
+        (footprint.sessions, footprint.workers, footprint.peers),
+        (1, 0, 0)
+    );
 
     // rmcp answers the same handshake (a version header sends it there) with the same result.
     let full = raw
@@ -699,8 +702,14 @@ async fn a_new_session_runs_no_worker_until_a_request_needs_one() -> TestResult 
     );
     assert_eq!(sessions.footprint().await.workers, 1);
 
-    // So does the stream of a new session.
-    let other = raw.initialize().await.expect("session");
+    // So does the stream of a session whose client can be asked things (sampling here):
+    // rmcp relays those requests on it.
+    let asks = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}},
+        "clientInfo": {"name": "limits-test", "version": "1"}}});
+    let response = raw.post(None, &asks).await;
+    let other = response.headers()["mcp-session-id"].to_str()?.to_owned();
+    let _ = response.bytes().await;
     let stream = raw
         .http
         .get(raw.url())
@@ -715,5 +724,79 @@ async fn a_new_session_runs_no_worker_until_a_request_needs_one() -> TestResult 
             .starts_with("text/event-stream")
     );
     assert_eq!(sessions.footprint().await.workers, 2);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_of_a_session_needs_no_worker_and_carries_its_notifications() -> TestResult {
+    use futures::StreamExt;
+
+    let raw = Raw::start(Aggregator::builder(Registry::new())).await;
+    let sessions = raw.aggregator.sessions();
+    let session = raw.initialize().await.expect("session");
+    let stream = raw
+        .http
+        .get(raw.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await?;
+    assert_eq!(stream.status(), reqwest::StatusCode::OK);
+    assert!(
+        stream.headers()["content-type"]
+            .to_str()?
+            .starts_with("text/event-stream")
+    );
+    let footprint = sessions.footprint().await;
+    assert_eq!(
+        (footprint.workers, footprint.peers),
+        (0, 1),
+        "{footprint:?}"
+    );
+
+    // A second stream of the session only keeps its connection alive.
+    let second = raw
+        .http
+        .get(raw.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await?;
+    assert_eq!(second.status(), reqwest::StatusCode::OK);
+
+    // A catalog change reaches the session on its stream.
+    raw.aggregator.registry().upsert_backend(
+        "late",
+        Default::default(),
+        crate::support::Fixed::new("late", vec![tool("hello", "Says hello", json!({}))]),
+    );
+    let mut body = stream.bytes_stream();
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !seen.contains("notifications/tools/list_changed") {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .expect("tools/list_changed in time")
+            .expect("stream open")?;
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(
+        seen.contains(r#"data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#),
+        "{seen}"
+    );
+    assert_eq!(sessions.footprint().await.workers, 0);
+
+    // The session is not parked or expired while its stream is open, and deleting it
+    // ends the stream.
+    assert!(raw.delete(&session).await.is_success());
+    let end = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(chunk) = body.next().await {
+            if chunk.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(end.is_ok(), "the stream outlived its session");
     Ok(())
 }
