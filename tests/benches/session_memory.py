@@ -16,6 +16,10 @@ Python standard library only; Linux only (RSS from /proc/PID/status).
 A session that only makes the handshake runs no worker until a request needs one. With
 LIST_TOOLS=1 every session also sends `tools/list`, as most clients do after the handshake,
 which starts its worker: the figures of sessions with a worker, in the same run conditions.
+With STREAMS=1 every session also opens its `GET` stream on a connection of its own and
+holds it open until the session is deleted, as the Python and TypeScript SDKs do (use an N
+within the open-file limit); ASKS=1 makes the clients declare the sampling capability, whose
+sessions muster serves through rmcp's worker, stream included.
 """
 
 import http.client
@@ -33,6 +37,10 @@ N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 PARK_WAIT = float(os.environ.get("PARK_WAIT", "40"))
 # Each session also sends `tools/list` (which starts its worker).
 LIST_TOOLS = os.environ.get("LIST_TOOLS", "0") == "1"
+# Each session also holds its GET stream open.
+STREAMS = os.environ.get("STREAMS", "0") == "1"
+# The clients declare the sampling capability.
+ASKS = os.environ.get("ASKS", "0") == "1"
 # Seconds to wait after the deletions before the settled reading.
 SETTLE = float(os.environ.get("SETTLE", "15"))
 
@@ -65,13 +73,30 @@ def post(conn, body, session=None):
     return response
 
 
+def open_stream(port, session):
+    """A socket holding the GET stream of `session` open, its response head read."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    sock.sendall((f"GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n"
+                  f"Mcp-Session-Id: {session}\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            raise SystemExit(f"stream of {session}: closed before its head")
+        head += chunk
+    if not head.startswith(b"HTTP/1.1 200"):
+        raise SystemExit(f"stream of {session}: {head[:80]!r}")
+    return sock
+
+
 def main():
     binary = os.environ.get("MUSTER_BIN", "target/release/muster")
     port = free_port()
     config = tempfile.mkdtemp(prefix="muster-sessions-")
     with open(os.path.join(config, "config.yaml"), "w") as f:
         f.write(f"aggregator:\n  port: {port}\n  host: localhost\n"
-                f"  limits:\n    maxSessions: {max(N, 1) + 10}\n")
+                f"  limits:\n    maxSessions: {max(N, 1) + 10}\n"
+                f"    maxConnections: {max(N, 1) + 64}\n")
     muster = subprocess.Popen([binary, "serve", "--config-path", config],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -91,11 +116,12 @@ def main():
         start = rss_kb(muster.pid)
         conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(4)]
         init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
+            "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}} if ASKS else {},
             "clientInfo": {"name": "session-memory", "version": "1"}}}
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         list_tools = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         sessions = []
+        streams = []
         t0 = time.time()
         for i in range(N):
             conn = conns[i % len(conns)]
@@ -106,6 +132,8 @@ def main():
             post(conn, initialized, session)
             if LIST_TOOLS:
                 post(conn, list_tools, session)
+            if STREAMS:
+                streams.append(open_stream(port, session))
             sessions.append(session)
         opened_in = time.time() - t0
         live = rss_kb(muster.pid)
@@ -118,6 +146,9 @@ def main():
                                                     "Host": "localhost"})
             conn.getresponse().read()
         closed_in = time.time() - t0
+        for sock in streams:
+            sock.close()
+        streams.clear()
         time.sleep(2)
         after = rss_kb(muster.pid)
         time.sleep(max(SETTLE - 2, 0))
@@ -134,12 +165,16 @@ def main():
             post(conn, initialized, again[-1])
             if LIST_TOOLS:
                 post(conn, list_tools, again[-1])
+            if STREAMS:
+                streams.append(open_stream(port, again[-1]))
         second_live = rss_kb(muster.pid)
         for i, session in enumerate(again):
             conn = conns[i % len(conns)]
             conn.request("DELETE", "/mcp", headers={"Mcp-Session-Id": session,
                                                     "Host": "localhost"})
             conn.getresponse().read()
+        for sock in streams:
+            sock.close()
         time.sleep(2)
         second_after = rss_kb(muster.pid)
         time.sleep(max(SETTLE - 2, 0))

@@ -272,7 +272,9 @@ async fn answer(
             Some(session_cap_reached(&state.sessions, envelope.id))
         }
         ("initialize", None) => {
-            let handshake = Handshake::parse(headers, body)?;
+            // A client that can be asked things during calls needs the worker for them:
+            // rmcp's handshake starts it right away.
+            let handshake = Handshake::parse(headers, body).filter(|h| !h.answers_requests())?;
             let reply = handshake.reply_body(&state.aggregator)?;
             match state.sessions.open_parked(handshake.params()) {
                 Ok(session) => Some(Handshake::reply(reply, &session)),

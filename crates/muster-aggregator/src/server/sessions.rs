@@ -111,6 +111,9 @@ struct Entry {
     parked: bool,
     /// The reaper is stopping the worker; requests wait until it is parked.
     parking: bool,
+    /// rmcp is restoring the worker and replaying the handshake; requests wait until the
+    /// worker has answered it.
+    restoring: bool,
     /// Exits of parked workers still to come: each worker's exit calls `close_session`,
     /// which must not forget a session that was only parked.
     pending_exits: u16,
@@ -126,6 +129,7 @@ impl Entry {
             answers_requests: false,
             parked: false,
             parking: false,
+            restoring: false,
             pending_exits: 0,
             active: 0,
             last_seen: now,
@@ -456,7 +460,12 @@ impl SessionManager for SessionTable {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        Ok(self.local.initialize_session(id, message).await?)
+        let result = self.local.initialize_session(id, message).await;
+        // A restored worker has answered the replayed handshake: it takes requests now.
+        if let Some(entry) = self.lock().get_mut(id.as_ref()) {
+            entry.restoring = false;
+        }
+        Ok(result?)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
@@ -467,6 +476,11 @@ impl SessionManager for SessionTable {
                 break;
             }
             tokio::time::sleep(PARKING_POLL).await;
+        }
+        // A request arriving while rmcp restores the worker must not reach it before the
+        // replayed handshake: reported absent, it waits for the restore under way.
+        if self.lock().get(id.as_ref()).is_some_and(|e| e.restoring) {
+            return Ok(false);
         }
         Ok(self.local.has_session(id).await?)
     }
@@ -522,19 +536,25 @@ impl SessionManager for SessionTable {
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        let outcome = self.local.restore_session(id.clone()).await?;
+        // Marked before rmcp's manager knows the worker, so that no request finds it
+        // before it has answered the replayed handshake.
+        if let Some(entry) = self.lock().get_mut(id.as_ref()) {
+            entry.restoring = true;
+        }
+        let outcome = self.local.restore_session(id.clone()).await;
         if let Some(entry) = self.lock().get_mut(id.as_ref()) {
             entry.parked = false;
             entry.parking = false;
+            entry.restoring = matches!(outcome, Ok(RestoreOutcome::Restored(_)));
             entry.last_seen = Instant::now();
         }
-        Ok(outcome)
+        Ok(outcome?)
     }
 }
 
 /// Whether the client of `params` can be asked things during a call (sampling, elicitation,
 /// roots), which only the rmcp path relays.
-fn answers_requests(params: &InitializeRequestParams) -> bool {
+pub(super) fn answers_requests(params: &InitializeRequestParams) -> bool {
     let capabilities = &params.capabilities;
     capabilities.sampling.is_some()
         || capabilities.elicitation.is_some()

@@ -800,3 +800,32 @@ async fn the_stream_of_a_session_needs_no_worker_and_carries_its_notifications()
     assert!(end.is_ok(), "the stream outlived its session");
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_first_requests_wait_for_the_restored_worker() -> TestResult {
+    let raw = Arc::new(Raw::start(Aggregator::builder(registry_with_upstream().await)).await);
+    for round in 0..20 {
+        let session = raw.initialize().await.expect("session");
+        // The first requests only rmcp answers arrive together and start the worker.
+        let requests = (0..6).map(|n| {
+            let raw = raw.clone();
+            let session = session.clone();
+            tokio::spawn(async move {
+                let list = json!({"jsonrpc": "2.0", "id": n, "method": "tools/list"});
+                let response = raw.post(Some(&session), &list).await;
+                let status = response.status();
+                let (_, listed) = reply(response).await;
+                (status, listed)
+            })
+        });
+        for request in futures::future::join_all(requests).await {
+            let (status, listed) = request?;
+            assert!(status.is_success(), "round {round}: {status} {listed}");
+            assert!(
+                listed["result"]["tools"].is_array(),
+                "round {round}: {listed}"
+            );
+        }
+    }
+    Ok(())
+}

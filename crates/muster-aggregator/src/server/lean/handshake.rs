@@ -22,7 +22,7 @@ use rmcp::model::{
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::super::sessions::SESSION_HEADER;
+use super::super::sessions::{SESSION_HEADER, answers_requests};
 
 /// The prefix of the MCP transport headers (`Mcp-Session-Id`, `MCP-Protocol-Version`,
 /// `Mcp-Method`, …): a handshake carrying any of them goes to rmcp.
@@ -57,6 +57,12 @@ impl Handshake {
             id: request.id,
             params,
         })
+    }
+
+    /// Whether the client declared a capability that lets muster ask it things during a
+    /// call (sampling, elicitation, roots).
+    pub(super) fn answers_requests(&self) -> bool {
+        answers_requests(&self.params)
     }
 
     /// The client's parameters, as the session table keeps them.
@@ -123,6 +129,7 @@ mod tests {
         let handshake = Handshake::parse(&HeaderMap::new(), &body(init("2025-06-18")));
         let handshake = handshake.expect("plain");
         assert_eq!(handshake.params().client_info.name, "t");
+        assert!(!handshake.answers_requests());
     }
 
     #[test]
@@ -146,6 +153,16 @@ mod tests {
         let broken = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize"});
         assert!(Handshake::parse(&HeaderMap::new(), &body(broken)).is_none());
         assert!(Handshake::parse(&HeaderMap::new(), &Bytes::from_static(b"[1,2")).is_none());
+    }
+
+    #[test]
+    fn clients_that_can_be_asked_are_told_apart() {
+        for capability in ["sampling", "elicitation", "roots"] {
+            let mut asks = init("2025-06-18");
+            asks["params"]["capabilities"] = serde_json::json!({capability: {}});
+            let handshake = Handshake::parse(&HeaderMap::new(), &body(asks)).expect("plain");
+            assert!(handshake.answers_requests(), "{capability}");
+        }
     }
 
     #[test]
