@@ -13,13 +13,13 @@ back to the system over about 10 s); then opens and deletes N sessions a second 
 tells memory the allocator keeps for reuse from memory that leaks.
 Python standard library only; Linux only (RSS from /proc/PID/status).
 
-A session that only makes the handshake runs no worker until a request needs one. With
-LIST_TOOLS=1 every session also sends `tools/list`, as most clients do after the handshake,
-which starts its worker: the figures of sessions with a worker, in the same run conditions.
-With STREAMS=1 every session also opens its `GET` stream on a connection of its own and
-holds it open until the session is deleted, as the Python and TypeScript SDKs do (use an N
-within the open-file limit); ASKS=1 makes the clients declare the sampling capability, whose
-sessions muster serves through rmcp's worker, stream included.
+A session runs no worker until a request needs one. LIST_TOOLS=1 makes every session also
+send `tools/list`, as most clients do after the handshake; STREAMS=1 makes it open its
+`GET` stream on a connection of its own and hold it open until the session is deleted, as
+the Python and TypeScript SDKs do (use an N within the open-file limit). ASKS=1 makes the
+clients declare the sampling capability: muster serves their sessions through rmcp's
+worker from the handshake on, stream included, which gives the figures of sessions with a
+worker in the same run conditions.
 """
 
 import http.client
@@ -35,7 +35,7 @@ import time
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
 # Seconds to wait for parking: the default park period is 30 s, the reaper runs every 7.5 s.
 PARK_WAIT = float(os.environ.get("PARK_WAIT", "40"))
-# Each session also sends `tools/list` (which starts its worker).
+# Each session also sends `tools/list`.
 LIST_TOOLS = os.environ.get("LIST_TOOLS", "0") == "1"
 # Each session also holds its GET stream open.
 STREAMS = os.environ.get("STREAMS", "0") == "1"

@@ -52,6 +52,7 @@ use super::sessions::{SESSION_HEADER, SessionTable};
 use super::{Aggregator, MCP_PATH, notify};
 use crate::meta_tools;
 
+mod fixed;
 mod handshake;
 mod stateless;
 mod stream;
@@ -295,6 +296,17 @@ async fn answer(
                 .inflight
                 .cancel(session, params.request_id?.get().trim());
             None
+        }
+        // What the front door answers the same way for every session needs no worker.
+        ("tools/list" | "ping", Some(session)) => {
+            let id = envelope.id.filter(|id| is_request_id(id))?;
+            if !plain_session_version(headers)
+                || !state.sessions.is_lean(session)
+                || !fixed::plain_params(envelope.params)
+            {
+                return None;
+            }
+            Some(json_response(StatusCode::OK, fixed::reply(method, id)?))
         }
         ("tools/call", Some(session)) => {
             let id = envelope.id.filter(|id| is_request_id(id))?;

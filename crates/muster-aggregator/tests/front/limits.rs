@@ -118,9 +118,9 @@ impl Raw {
     async fn live_session(&self) -> String {
         let peers_before = self.aggregator.sessions().footprint().await.peers;
         let session = self.initialize().await.expect("session");
-        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"});
         let (_, listed) = reply(self.post(Some(&session), &list).await).await;
-        assert!(listed["result"]["tools"].is_array(), "{listed}");
+        assert!(listed["result"]["prompts"].is_array(), "{listed}");
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while self.aggregator.sessions().footprint().await.peers <= peers_before {
             assert!(tokio::time::Instant::now() < deadline, "no peer registered");
@@ -230,7 +230,7 @@ async fn idle_sessions_are_parked_then_restored_then_expired() -> TestResult {
     assert_eq!(sessions.len(), 1, "a parked session still exists");
 
     // A request the rmcp path serves restores the worker; the client notices nothing.
-    let list = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"});
+    let list = json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/list"});
     let restored = raw.post(Some(&session), &list).await;
     let status = restored.status();
     let body = restored.text().await?;
@@ -241,16 +241,13 @@ async fn idle_sessions_are_parked_then_restored_then_expired() -> TestResult {
         .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
         .find(|m| m.get("id").is_some())
         .unwrap_or(Value::Null);
-    assert!(
-        listed["result"]["tools"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty()),
-        "{listed}"
-    );
-    // The lean path serves a parked session too.
+    assert!(listed["result"]["prompts"].is_array(), "{listed}");
+    assert_eq!(sessions.live(), 1, "restored");
+    // The lean path serves a parked session without restoring it.
     eventually("parked again", || sessions.live() == 0).await;
     let (_, called) = reply(raw.post(Some(&session), &echo_call(6, "back")).await).await;
     assert!(called.to_string().contains("Echo: back"), "{called}");
+    assert_eq!(sessions.live(), 0, "still parked");
 
     // Without traffic past the idle timeout the session is gone.
     eventually("expired", || sessions.is_empty()).await;
@@ -691,15 +688,28 @@ async fn a_new_session_runs_no_worker_until_a_request_needs_one() -> TestResult 
     assert_eq!(sessions.footprint().await.workers, 0);
     assert_eq!(sessions.live(), 0);
 
-    // A request only rmcp answers starts the worker, transparently to the client.
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    let (_, listed) = reply(raw.post(Some(&session), &list).await).await;
-    assert!(
-        listed["result"]["tools"]
-            .as_array()
-            .is_some_and(|t| !t.is_empty()),
-        "{listed}"
-    );
+    // So do `tools/list` (the meta-tools) and `ping`, with the replies rmcp would send
+    // (`_meta` in the params sends a request to rmcp).
+    let mut lean_replies = Vec::new();
+    for method in ["tools/list", "ping"] {
+        let lean = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": {}});
+        let (kind, lean_reply) = reply(raw.post(Some(&session), &lean).await).await;
+        assert_eq!(kind, "application/json", "{method}");
+        lean_replies.push(lean_reply);
+    }
+    assert_eq!(sessions.footprint().await.workers, 0);
+    for (method, lean_reply) in ["tools/list", "ping"].into_iter().zip(lean_replies) {
+        let full = json!({"jsonrpc": "2.0", "id": 2, "method": method,
+                          "params": {"_meta": {"example.com/tag": "full"}}});
+        let (full_kind, full_reply) = reply(raw.post(Some(&session), &full).await).await;
+        assert!(
+            full_kind.starts_with("text/event-stream"),
+            "{method}: {full_kind}"
+        );
+        assert_eq!(lean_reply, full_reply, "{method}");
+        assert!(lean_reply.get("result").is_some(), "{method}: {lean_reply}");
+    }
+    // The full path started the worker, transparently to the client.
     assert_eq!(sessions.footprint().await.workers, 1);
 
     // So does the stream of a session whose client can be asked things (sampling here):
@@ -811,7 +821,7 @@ async fn concurrent_first_requests_wait_for_the_restored_worker() -> TestResult 
             let raw = raw.clone();
             let session = session.clone();
             tokio::spawn(async move {
-                let list = json!({"jsonrpc": "2.0", "id": n, "method": "tools/list"});
+                let list = json!({"jsonrpc": "2.0", "id": n, "method": "prompts/list"});
                 let response = raw.post(Some(&session), &list).await;
                 let status = response.status();
                 let (_, listed) = reply(response).await;
@@ -822,7 +832,7 @@ async fn concurrent_first_requests_wait_for_the_restored_worker() -> TestResult 
             let (status, listed) = request?;
             assert!(status.is_success(), "round {round}: {status} {listed}");
             assert!(
-                listed["result"]["tools"].is_array(),
+                listed["result"]["prompts"].is_array(),
                 "round {round}: {listed}"
             );
         }
