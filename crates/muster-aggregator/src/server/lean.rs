@@ -317,17 +317,15 @@ async fn answer(
             if !meta_tools::is_meta_tool(&params.name) {
                 return None;
             }
-            // Notifications of the call (followed events) go to the session's stream. A
-            // session whose worker is parked (or never started) has no stream open, so they
-            // have nowhere to go; a session whose worker is being parked takes the rmcp path,
-            // which waits for the parking and restores it.
-            let notifier = match state.aggregator.inner.peers.of_session(session) {
-                Some(peer) => notify::session_notifier(peer),
-                None if state.sessions.is_parked(session) => {
-                    SessionNotifier::new(|_, _| {}, || true)
-                }
-                None => return None,
-            };
+            // Notifications of the call (followed events) go to the session's stream as of
+            // when each is sent, for as long as the session lasts.
+            let table = Arc::downgrade(&state.sessions);
+            let session_id: Box<str> = Box::from(session);
+            let notifier = notify::session_id_notifier(
+                state.aggregator.inner.peers.clone(),
+                session,
+                move || table.upgrade().is_none_or(|t| !t.contains(&session_id)),
+            );
             let call = LeanCall {
                 id: id.to_owned(),
                 name: params.name.into_owned(),

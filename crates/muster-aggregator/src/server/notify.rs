@@ -201,35 +201,76 @@ pub(super) fn spawn_notifier(
 /// How many session notifications may wait for a slow session before new ones are dropped.
 const SESSION_QUEUE: usize = 1024;
 
+/// The notifications of one notifier, in order, for a forwarding task that starts with the
+/// first one (so calls that send none cost nothing more).
+type Queue = Arc<OnceLock<mpsc::Sender<CustomNotification>>>;
+
+/// What hands `(method, params)` to `queue` without blocking, starting the forwarding task
+/// with `start` the first time.
+fn enqueue(
+    queue: Queue,
+    start: impl Fn(mpsc::Receiver<CustomNotification>) + Send + Sync + 'static,
+) -> impl Fn(&str, serde_json::Value) + Send + Sync + 'static {
+    move |method, params| {
+        let sender = queue.get_or_init(|| {
+            let (sender, pending) = mpsc::channel(SESSION_QUEUE);
+            start(pending);
+            sender
+        });
+        if sender
+            .try_send(CustomNotification::new(method, Some(params)))
+            .is_err()
+        {
+            tracing::debug!(
+                method,
+                "a session notification was dropped: the session is slow or gone"
+            );
+        }
+    }
+}
+
 /// A [`SessionNotifier`] sending custom notifications (such as `notifications/muster/event`)
-/// to the session of `peer`, in order, without blocking the sender. The forwarding task
-/// starts with the first notification, so calls that send none cost nothing more.
+/// to the session of `peer`, in order, without blocking the sender.
 pub(super) fn session_notifier(peer: SessionPeer) -> SessionNotifier {
-    let queue: Arc<OnceLock<mpsc::Sender<CustomNotification>>> = Arc::default();
+    let queue = Queue::default();
     let closed_queue = Arc::clone(&queue);
     let closed_peer = peer.clone();
     SessionNotifier::new(
-        move |method, params| {
-            let sender = queue.get_or_init(|| {
-                let (sender, pending) = mpsc::channel(SESSION_QUEUE);
-                tokio::spawn(forward(peer.clone(), pending));
-                sender
-            });
-            if sender
-                .try_send(CustomNotification::new(method, Some(params)))
-                .is_err()
-            {
-                tracing::debug!(
-                    method,
-                    "a session notification was dropped: the session is slow or gone"
-                );
-            }
-        },
+        enqueue(queue, move |pending| {
+            tokio::spawn(forward(peer.clone(), pending));
+        }),
         move || {
             closed_peer.is_transport_closed()
                 || closed_queue.get().is_some_and(mpsc::Sender::is_closed)
         },
     )
+}
+
+/// A [`SessionNotifier`] for streamable HTTP session `session` as a whole: each notification
+/// goes, in order, to where the session's notifications go when it is sent (dropped while the
+/// session has no stream or worker to take it), until `gone` says the session ended.
+pub(super) fn session_id_notifier(
+    peers: Peers,
+    session: &str,
+    gone: impl Fn() -> bool + Send + Sync + 'static,
+) -> SessionNotifier {
+    let session: Arc<str> = Arc::from(session);
+    let start = move |mut pending: mpsc::Receiver<CustomNotification>| {
+        let (peers, session) = (peers.clone(), session.clone());
+        tokio::spawn(async move {
+            while let Some(notification) = pending.recv().await {
+                let Some(peer) = peers.of_session(&session) else {
+                    tracing::debug!("a session notification was dropped: no stream is open");
+                    continue;
+                };
+                let notification = ServerNotification::CustomNotification(notification);
+                if let Err(e) = peer.send(notification).await {
+                    tracing::debug!(error = %e, "a session notification was not delivered");
+                }
+            }
+        });
+    };
+    SessionNotifier::new(enqueue(Queue::default(), start), gone)
 }
 
 async fn forward(peer: SessionPeer, mut pending: mpsc::Receiver<CustomNotification>) {
@@ -239,5 +280,61 @@ async fn forward(peer: SessionPeer, mut pending: mpsc::Receiver<CustomNotificati
             tracing::debug!(error = %e, "a session notification was not delivered");
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_session_notifier_follows_the_stream_the_session_has_when_it_sends() {
+        let peers = Peers::default();
+        let ended = Arc::new(AtomicBool::new(false));
+        let gone = Arc::clone(&ended);
+        let notifier =
+            session_id_notifier(peers.clone(), "s-1", move || gone.load(Ordering::SeqCst));
+        // No stream yet: dropped, and the session is not taken for gone.
+        notifier.notify("notifications/muster/event", serde_json::json!({"n": 1}));
+        assert!(!notifier.is_closed());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+
+        let mut stream = peers.open_stream("s-1").expect("first stream");
+        assert!(
+            peers.open_stream("s-1").is_none(),
+            "one stream carries them"
+        );
+        notifier.notify("notifications/muster/event", serde_json::json!({"n": 2}));
+        notifier.notify("notifications/muster/event", serde_json::json!({"n": 3}));
+        for n in [2, 3] {
+            let text = tokio::time::timeout(Duration::from_secs(5), stream.recv())
+                .await
+                .expect("in time")
+                .expect("open");
+            let message: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+            assert_eq!(message["method"], "notifications/muster/event");
+            assert_eq!(message["params"]["n"], n, "{text}");
+        }
+        assert!(stream.try_recv().is_err(), "the first was not kept");
+
+        ended.store(true, Ordering::SeqCst);
+        assert!(notifier.is_closed());
+    }
+
+    #[tokio::test]
+    async fn a_closed_stream_makes_room_for_the_next() {
+        let peers = Peers::default();
+        let first = peers.open_stream("s-2").expect("stream");
+        drop(first);
+        let _second = peers
+            .open_stream("s-2")
+            .expect("a closed stream is replaced");
+        assert!(matches!(
+            peers.stream_of("s-2"),
+            Some(SessionPeer::Stream(_))
+        ));
     }
 }

@@ -255,6 +255,11 @@ impl SessionTable {
         Ok(id)
     }
 
+    /// Whether session `id` exists (parked or not).
+    pub(super) fn contains(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
     /// Whether session `id` exists with its worker stopped (parked, or never started):
     /// the front door answers what it can of it without starting one.
     pub(super) fn is_parked(&self, id: &str) -> bool {
