@@ -278,7 +278,11 @@ async fn answer(
             let handshake = Handshake::parse(headers, body).filter(|h| !h.answers_requests())?;
             let reply = handshake.reply_body(&state.aggregator)?;
             match state.sessions.open_parked(handshake.params()) {
-                Ok(session) => Some(Handshake::reply(reply, &session)),
+                Ok(session) => {
+                    // Notifications sent before the client's `GET` are kept for it.
+                    state.aggregator.inner.peers.expect_stream(&session);
+                    Some(Handshake::reply(reply, &session))
+                }
                 Err(_) => Some(session_cap_reached(&state.sessions, envelope.id)),
             }
         }

@@ -15,24 +15,26 @@ use tokio_util::sync::CancellationToken;
 
 use super::room::SessionMap;
 
+mod outbox;
+
+use self::outbox::Outbox;
+
 /// Where the notifications of one session go.
 #[derive(Debug, Clone)]
 pub(super) enum SessionPeer {
     /// The session's rmcp worker, which writes them to the session's stream.
     Worker(Peer<RoleServer>),
-    /// The session's `GET` stream, served by the front door: each message as JSON text.
-    Stream(mpsc::Sender<String>),
+    /// The outbox of the session's `GET` stream, served by the front door: the session's
+    /// entry lasts as long as the session (or until it goes quiet), stream or not.
+    Stream(Arc<Outbox>),
 }
-
-/// Messages waiting for a slow `GET` stream before new ones are dropped.
-const STREAM_QUEUE: usize = 16;
 
 impl SessionPeer {
     /// Whether the session's transport (worker or stream) is gone.
     pub(super) fn is_transport_closed(&self) -> bool {
         match self {
             Self::Worker(peer) => peer.is_transport_closed(),
-            Self::Stream(sender) => sender.is_closed(),
+            Self::Stream(_) => false,
         }
     }
 
@@ -43,12 +45,10 @@ impl SessionPeer {
                 .send_notification(notification)
                 .await
                 .map_err(|e| e.to_string()),
-            Self::Stream(sender) => {
+            Self::Stream(outbox) => {
                 let message = ServerJsonRpcMessage::notification(notification);
                 let text = serde_json::to_string(&message).map_err(|e| e.to_string())?;
-                // A stream that falls this far behind loses what does not fit, as a slow
-                // worker's session does.
-                sender.try_send(text).map_err(|e| e.to_string())
+                outbox.send(text)
             }
         }
     }
@@ -93,21 +93,46 @@ impl Peers {
         }
     }
 
-    /// Makes a new `GET` stream of streamable HTTP session `session` the place its
-    /// notifications go, and returns what it is to send; `None` while another stream of the
-    /// session is open (one stream carries each message, so a second one only keeps its
-    /// connection alive).
+    /// Makes the front door's `GET` stream the place the notifications of streamable HTTP
+    /// session `session` go, keeping them until a stream opens.
+    pub(super) fn expect_stream(&self, session: &str) {
+        self.outbox(session);
+    }
+
+    /// Opens a `GET` stream of session `session` and returns what it is to send, starting
+    /// with what was kept for it; `None` while another stream of the session is open (one
+    /// stream carries each message, so a second one only keeps its connection alive).
     pub(super) fn open_stream(&self, session: &str) -> Option<mpsc::Receiver<String>> {
+        self.outbox(session).open()
+    }
+
+    /// The outbox of session `session`, made (in place of its worker's peer) if need be.
+    fn outbox(&self, session: &str) -> Arc<Outbox> {
         let mut map = self.lock();
         let key = PeerKey::Session(session.into());
-        if let Some(SessionPeer::Stream(open)) = map.peers.get(&key)
-            && !open.is_closed()
-        {
-            return None;
+        if let Some(SessionPeer::Stream(outbox)) = map.peers.get(&key) {
+            return outbox.clone();
         }
-        let (sender, receiver) = mpsc::channel(STREAM_QUEUE);
-        map.peers.insert(key, SessionPeer::Stream(sender));
-        Some(receiver)
+        let outbox = Arc::new(Outbox::default());
+        map.peers.insert(key, SessionPeer::Stream(outbox.clone()));
+        outbox
+    }
+
+    /// Forgets the outboxes of `sessions`, which went quiet (no stream open): what they
+    /// would be sent meanwhile is not kept, as for a parked session.
+    pub(super) fn forget_quiet(&self, sessions: &[Arc<str>]) {
+        if sessions.is_empty() {
+            return;
+        }
+        let mut map = self.lock();
+        for session in sessions {
+            let key = PeerKey::Session(Box::from(&**session));
+            if let Some(SessionPeer::Stream(outbox)) = map.peers.get(&key)
+                && !outbox.is_open()
+            {
+                map.peers.remove(&key);
+            }
+        }
     }
 
     /// The `GET` stream the front door serves for session `session`, if one is open.
@@ -297,9 +322,13 @@ mod tests {
         let gone = Arc::clone(&ended);
         let notifier =
             session_id_notifier(peers.clone(), "s-1", move || gone.load(Ordering::SeqCst));
-        // No stream yet: dropped, and the session is not taken for gone.
-        notifier.notify("notifications/muster/event", serde_json::json!({"n": 1}));
+        // Nowhere to go yet: dropped, and the session is not taken for gone.
+        notifier.notify("notifications/muster/event", serde_json::json!({"n": 0}));
         assert!(!notifier.is_closed());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Expected by the front door's stream: kept for it.
+        peers.expect_stream("s-1");
+        notifier.notify("notifications/muster/event", serde_json::json!({"n": 1}));
         tokio::time::sleep(Duration::from_millis(50)).await;
 
         let mut stream = peers.open_stream("s-1").expect("first stream");
@@ -309,7 +338,7 @@ mod tests {
         );
         notifier.notify("notifications/muster/event", serde_json::json!({"n": 2}));
         notifier.notify("notifications/muster/event", serde_json::json!({"n": 3}));
-        for n in [2, 3] {
+        for n in [1, 2, 3] {
             let text = tokio::time::timeout(Duration::from_secs(5), stream.recv())
                 .await
                 .expect("in time")
@@ -325,16 +354,24 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_closed_stream_makes_room_for_the_next() {
+    async fn a_closed_stream_makes_room_for_the_next_and_quiet_sessions_are_forgotten() {
         let peers = Peers::default();
         let first = peers.open_stream("s-2").expect("stream");
         drop(first);
-        let _second = peers
+        let second = peers
             .open_stream("s-2")
             .expect("a closed stream is replaced");
         assert!(matches!(
             peers.stream_of("s-2"),
             Some(SessionPeer::Stream(_))
         ));
+        peers.expect_stream("s-3");
+        let quiet = [Arc::from("s-2"), Arc::from("s-3")];
+        peers.forget_quiet(&quiet);
+        assert!(peers.stream_of("s-2").is_some(), "its stream is open");
+        assert!(peers.stream_of("s-3").is_none());
+        drop(second);
+        peers.forget_quiet(&quiet);
+        assert_eq!(peers.footprint().0, 0);
     }
 }

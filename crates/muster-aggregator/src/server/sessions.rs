@@ -53,7 +53,8 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Default of [`SessionLimits::park_after`].
 pub const DEFAULT_SESSION_PARK_AFTER: Duration = Duration::from_secs(30);
 
-/// How often and how long a request polls while its session's worker is being parked.
+/// How often and how long a request polls while its session's worker is being parked or
+/// restored.
 const PARKING_POLL: Duration = Duration::from_millis(2);
 const PARKING_POLLS: u32 = 1000;
 
@@ -301,6 +302,7 @@ impl SessionTable {
         let now = Instant::now();
         let mut park = Vec::new();
         let mut expire = Vec::new();
+        let mut quiet = Vec::new();
         {
             let mut entries = self.lock();
             entries.retain(|id, entry| {
@@ -309,12 +311,17 @@ impl SessionTable {
                 }
                 let idle = now.saturating_duration_since(entry.last_seen);
                 if idle >= self.limits.idle_timeout {
-                    if !entry.parked {
+                    if entry.parked {
+                        quiet.push(id.clone());
+                    } else {
                         expire.push(id.clone());
                     }
                     return false;
                 }
-                if idle >= self.limits.park_after
+                if idle >= self.limits.park_after && entry.parked {
+                    // No worker and no stream: what the front door kept for its stream goes.
+                    quiet.push(id.clone());
+                } else if idle >= self.limits.park_after
                     && !entry.parked
                     && !entry.parking
                     && entry.init.is_some()
@@ -327,6 +334,7 @@ impl SessionTable {
             });
             shrink(&mut entries);
         }
+        self.peers.forget_quiet(&quiet);
         for id in expire {
             tracing::debug!(session = %id, "closing an idle session");
             self.peers.forget(&id);
@@ -483,9 +491,12 @@ impl SessionManager for SessionTable {
             tokio::time::sleep(PARKING_POLL).await;
         }
         // A request arriving while rmcp restores the worker must not reach it before the
-        // replayed handshake: reported absent, it waits for the restore under way.
-        if self.lock().get(id.as_ref()).is_some_and(|e| e.restoring) {
-            return Ok(false);
+        // worker has answered the replayed handshake: it waits for that too.
+        for _ in 0..PARKING_POLLS {
+            if !self.lock().get(id.as_ref()).is_some_and(|e| e.restoring) {
+                break;
+            }
+            tokio::time::sleep(PARKING_POLL).await;
         }
         Ok(self.local.has_session(id).await?)
     }

@@ -324,14 +324,20 @@ async fn parked_then_expired_sessions_leave_no_entry_and_no_room_behind() -> Tes
         raw.lean_session().await;
     }
     let sessions = raw.aggregator.sessions();
-    eventually("parked", || sessions.live() == 0).await;
-    // A parked session keeps its table entry and nothing else.
-    let parked = sessions.footprint().await;
-    assert_eq!(
-        (parked.sessions, parked.workers, parked.peers),
-        (10, 0, 0),
-        "{parked:?}"
-    );
+    // Once quiet for the park period, a session keeps its table entry and nothing else (not
+    // even the outbox its stream would have found notifications kept in).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let parked = sessions.footprint().await;
+        if (parked.sessions, parked.workers, parked.peers) == (10, 0, 0) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not parked and quiet: {parked:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let left = sessions.footprint().await;
@@ -656,10 +662,11 @@ async fn a_new_session_runs_no_worker_until_a_request_needs_one() -> TestResult 
     let session = response.headers()["mcp-session-id"].to_str()?.to_owned();
     let (kind, lean_init) = reply(response).await;
     assert_eq!(kind, "application/json");
+    // The session has an entry and an outbox for its stream, no worker.
     let footprint = sessions.footprint().await;
     assert_eq!(
         (footprint.sessions, footprint.workers, footprint.peers),
-        (1, 0, 0)
+        (1, 0, 1)
     );
 
     // rmcp answers the same handshake (a version header sends it there) with the same result.
@@ -836,6 +843,40 @@ async fn concurrent_first_requests_wait_for_the_restored_worker() -> TestResult 
                 "round {round}: {listed}"
             );
         }
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_before_the_first_stream_are_kept_for_it() -> TestResult {
+    use futures::StreamExt;
+
+    let raw = Raw::start(Aggregator::builder(Registry::new())).await;
+    let session = raw.initialize().await.expect("session");
+    // The catalog changes between the handshake and the client's `GET`.
+    raw.aggregator.registry().upsert_backend(
+        "early",
+        Default::default(),
+        crate::support::Fixed::new("early", vec![tool("hello", "Says hello", json!({}))]),
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stream = raw
+        .http
+        .get(raw.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await?;
+    assert_eq!(stream.status(), reqwest::StatusCode::OK);
+    let mut body = stream.bytes_stream();
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !seen.contains("notifications/tools/list_changed") {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .expect("the kept tools/list_changed in time")
+            .expect("stream open")?;
+        seen.push_str(&String::from_utf8_lossy(&chunk));
     }
     Ok(())
 }
