@@ -129,6 +129,22 @@ impl Raw {
         session
     }
 
+    /// Opens the `GET` stream of `session`; checks it is one.
+    async fn open_stream(&self, session: &str) -> reqwest::Response {
+        let stream = self
+            .http
+            .get(self.url())
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .send()
+            .await
+            .expect("stream requested");
+        assert_eq!(stream.status(), reqwest::StatusCode::OK);
+        let kind = stream.headers()["content-type"].to_str().unwrap_or("");
+        assert!(kind.starts_with("text/event-stream"), "{kind}");
+        stream
+    }
+
     async fn delete(&self, session: &str) -> reqwest::StatusCode {
         self.http
             .delete(self.url())
@@ -159,6 +175,25 @@ async fn reply(response: reqwest::Response) -> (String, Value) {
         .find(|m| m.get("id").is_some())
         .unwrap_or(Value::Null);
     (kind, message)
+}
+
+/// What a stream sent until it sent `text` (within 10 s).
+async fn read_until(
+    body: &mut (impl futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Unpin),
+    text: &str,
+) -> String {
+    use futures::StreamExt;
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !seen.contains(text) {
+        let chunk = tokio::time::timeout_at(deadline, body.next())
+            .await
+            .unwrap_or_else(|_| panic!("no {text} in time: {seen}"))
+            .expect("stream open")
+            .expect("stream read");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    seen
 }
 
 /// Every SSE `data:` message of a reply.
@@ -727,19 +762,7 @@ async fn a_new_session_runs_no_worker_until_a_request_needs_one() -> TestResult 
     let response = raw.post(None, &asks).await;
     let other = response.headers()["mcp-session-id"].to_str()?.to_owned();
     let _ = response.bytes().await;
-    let stream = raw
-        .http
-        .get(raw.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &other)
-        .send()
-        .await?;
-    assert_eq!(stream.status(), reqwest::StatusCode::OK);
-    assert!(
-        stream.headers()["content-type"]
-            .to_str()?
-            .starts_with("text/event-stream")
-    );
+    let _stream = raw.open_stream(&other).await;
     assert_eq!(sessions.footprint().await.workers, 2);
     Ok(())
 }
@@ -751,19 +774,7 @@ async fn the_stream_of_a_session_needs_no_worker_and_carries_its_notifications()
     let raw = Raw::start(Aggregator::builder(Registry::new())).await;
     let sessions = raw.aggregator.sessions();
     let session = raw.initialize().await.expect("session");
-    let stream = raw
-        .http
-        .get(raw.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await?;
-    assert_eq!(stream.status(), reqwest::StatusCode::OK);
-    assert!(
-        stream.headers()["content-type"]
-            .to_str()?
-            .starts_with("text/event-stream")
-    );
+    let stream = raw.open_stream(&session).await;
     let footprint = sessions.footprint().await;
     assert_eq!(
         (footprint.workers, footprint.peers),
@@ -772,14 +783,7 @@ async fn the_stream_of_a_session_needs_no_worker_and_carries_its_notifications()
     );
 
     // A second stream of the session only keeps its connection alive.
-    let second = raw
-        .http
-        .get(raw.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await?;
-    assert_eq!(second.status(), reqwest::StatusCode::OK);
+    let _second = raw.open_stream(&session).await;
 
     // A catalog change reaches the session on its stream.
     raw.aggregator.registry().upsert_backend(
@@ -788,15 +792,7 @@ async fn the_stream_of_a_session_needs_no_worker_and_carries_its_notifications()
         crate::support::Fixed::new("late", vec![tool("hello", "Says hello", json!({}))]),
     );
     let mut body = stream.bytes_stream();
-    let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !seen.contains("notifications/tools/list_changed") {
-        let chunk = tokio::time::timeout_at(deadline, body.next())
-            .await
-            .expect("tools/list_changed in time")
-            .expect("stream open")?;
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let seen = read_until(&mut body, "notifications/tools/list_changed").await;
     assert!(
         seen.contains(r#"data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#),
         "{seen}"
@@ -849,8 +845,6 @@ async fn concurrent_first_requests_wait_for_the_restored_worker() -> TestResult 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notifications_before_the_first_stream_are_kept_for_it() -> TestResult {
-    use futures::StreamExt;
-
     let raw = Raw::start(Aggregator::builder(Registry::new())).await;
     let session = raw.initialize().await.expect("session");
     // The catalog changes between the handshake and the client's `GET`.
@@ -860,23 +854,8 @@ async fn notifications_before_the_first_stream_are_kept_for_it() -> TestResult {
         crate::support::Fixed::new("early", vec![tool("hello", "Says hello", json!({}))]),
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let stream = raw
-        .http
-        .get(raw.url())
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await?;
-    assert_eq!(stream.status(), reqwest::StatusCode::OK);
+    let stream = raw.open_stream(&session).await;
     let mut body = stream.bytes_stream();
-    let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while !seen.contains("notifications/tools/list_changed") {
-        let chunk = tokio::time::timeout_at(deadline, body.next())
-            .await
-            .expect("the kept tools/list_changed in time")
-            .expect("stream open")?;
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    read_until(&mut body, "notifications/tools/list_changed").await;
     Ok(())
 }
