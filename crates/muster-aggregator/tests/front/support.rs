@@ -105,10 +105,12 @@ impl ServerHandler for Upstream {
                             .with_total(steps as f64)
                             .with_message(format!("step {step}"));
                         let _ = context.peer.notify_progress(param).await;
+                        // The client side hands each notification to a task of its own: a
+                        // pause between them keeps those tasks from overtaking each other.
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                     }
-                    // The client side hands each notification to a task of its own; a pause
-                    // lets them reach the caller before the result does, even on a loaded
-                    // machine.
+                    // A pause lets the last one reach the caller before the result does,
+                    // even on a loaded machine.
                     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
                 }
                 CallToolResult::success(vec![ContentBlock::text(format!("counted to {steps}"))])
