@@ -233,7 +233,8 @@ impl SessionTable {
     ///
     /// # Errors
     ///
-    /// [`SessionTableError::Full`] when the cap is reached.
+    /// [`SessionTableError::Full`] when the cap is reached, [`SessionTableError::Store`]
+    /// when the parameters cannot be encoded.
     pub(super) fn open_parked(
         &self,
         init: &InitializeRequestParams,
