@@ -7,6 +7,8 @@ use std::sync::{Arc, OnceLock};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 
+mod lazy_verifier;
+
 /// A PEM bundle of extra CA certificates, and the TLS configuration of the clients that trust
 /// them next to the system's. Cheap to clone (clones share the configuration); empty by
 /// default.
@@ -16,8 +18,9 @@ pub struct ExtraRoots(Arc<Roots>);
 #[derive(Default)]
 struct Roots {
     certs: Vec<CertificateDer<'static>>,
-    /// Built on first use and shared by every client: building it loads the system's CA
-    /// store, some milliseconds of CPU that a client per backend would pay again each.
+    /// Built on first use and shared by every client. Its verifier loads the system's CA
+    /// store on the first TLS handshake (some milliseconds of CPU, paid once, and never by
+    /// a muster that only speaks plain HTTP).
     tls: OnceLock<Option<rustls::ClientConfig>>,
 }
 
@@ -111,21 +114,13 @@ impl ExtraRoots {
 }
 
 /// What reqwest builds for a client by default, with `extra` trusted too: the platform's
-/// verifier, the process's default crypto provider (else aws-lc-rs), TLS 1.2 and 1.3, ALPN
-/// `h2` then `http/1.1`.
+/// verifier (loaded on the first handshake), the process's default crypto provider (else
+/// aws-lc-rs), TLS 1.2 and 1.3, ALPN `h2` then `http/1.1`.
 fn client_config(extra: &[CertificateDer<'static>]) -> Result<rustls::ClientConfig, String> {
     let provider = rustls::crypto::CryptoProvider::get_default()
         .cloned()
         .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
-    let verifier = if extra.is_empty() {
-        rustls_platform_verifier::Verifier::new(Arc::clone(&provider))
-    } else {
-        rustls_platform_verifier::Verifier::new_with_extra_roots(
-            extra.iter().cloned(),
-            Arc::clone(&provider),
-        )
-    }
-    .map_err(|e| e.to_string())?;
+    let verifier = lazy_verifier::LazyPlatformVerifier::new(Arc::clone(&provider), extra.to_vec());
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?

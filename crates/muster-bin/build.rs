@@ -1,0 +1,65 @@
+//! Lays out the `muster` binary's code so that the functions muster runs sit together.
+//!
+//! `layout/symbol-order.txt` lists the functions a profile of `muster serve` executed
+//! (start-up, proxied calls, meta-tools, a workflow), the busiest first. Passed to the linker
+//! as its symbol ordering file, it puts them at the start of the code segment, so the pages
+//! a running muster maps hold mostly code it runs: a smaller resident set and fewer
+//! instruction-cache and TLB misses (docs/decisions/0009-functions-laid-out-by-profile.md;
+//! `layout/generate.sh` writes the file again).
+//!
+//! Only where the linker is known to be LLD, which understands the option: Rust's default
+//! linker on `x86_64-unknown-linux-gnu` since Rust 1.90, when neither a linker nor linker
+//! flags are configured. `MUSTER_SYMBOL_ORDER=0` turns the layout off.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The first Rust release that links `x86_64-unknown-linux-gnu` with its own LLD by default.
+const FIRST_RELEASE_LINKING_WITH_LLD: (u32, u32) = (1, 90);
+
+fn main() {
+    println!("cargo:rerun-if-changed=layout/symbol-order.txt");
+    println!("cargo:rerun-if-env-changed=MUSTER_SYMBOL_ORDER");
+    let order = Path::new(&env("CARGO_MANIFEST_DIR")).join("layout/symbol-order.txt");
+    if env("MUSTER_SYMBOL_ORDER") == "0" || !order.is_file() || !links_with_default_lld() {
+        return;
+    }
+    println!(
+        "cargo:rustc-link-arg-bin=muster=-Wl,--symbol-ordering-file={}",
+        order.display()
+    );
+    // Functions of the profile that this build no longer has (renamed, inlined) are skipped.
+    println!("cargo:rustc-link-arg-bin=muster=-Wl,--no-warn-symbol-ordering");
+}
+
+/// Whether this build links with the LLD that Rust uses by default on the target.
+fn links_with_default_lld() -> bool {
+    if env("TARGET") != "x86_64-unknown-linux-gnu" {
+        return false;
+    }
+    // A configured linker, or linker flags (`-C linker=…`, `-C linker-features=…`,
+    // `-C link-self-contained=…`), may not be LLD.
+    if !env("RUSTC_LINKER").is_empty() || env("CARGO_ENCODED_RUSTFLAGS").contains("link") {
+        return false;
+    }
+    rustc_release().is_some_and(|release| release >= FIRST_RELEASE_LINKING_WITH_LLD)
+}
+
+/// The compiler's `(major, minor)` release, from `rustc -vV`.
+fn rustc_release() -> Option<(u32, u32)> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let output = Command::new(rustc).arg("-vV").output().ok()?;
+    let text = String::from_utf8(output.stdout).ok()?;
+    let release = text
+        .lines()
+        .find_map(|line| line.strip_prefix("release: "))?;
+    let mut parts = release.split(['.', '-']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+fn env(name: &str) -> String {
+    println!("cargo:rerun-if-env-changed={name}");
+    std::env::var(name).unwrap_or_default()
+}
