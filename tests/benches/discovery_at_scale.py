@@ -17,6 +17,8 @@ workflows and SESSIONS (1 000) MCP sessions open. mcp-load then calls each meta-
 are set against the backend's `echo` measured by mcp-load in the same run: one MCP round
 trip to a fast rmcp server on loopback, answered as an SSE stream, for scale.
 
+PARTS (default "1,2") picks the parts to run, e.g. PARTS=1 for start to ready alone.
+
 Needs mcp-load and bench-backend (built by `../shared/perf/run.sh --setup-only`; found in
 PERF_CACHE, default ~/.cache/muster-perf, or named by MCP_LOAD / BENCH_BACKEND) and a
 Python with the `mcp` package (PYTHON, default $MUSTER_TEST_DEPS/venv/bin/python).
@@ -338,7 +340,12 @@ def main():
     for path in (MCP_LOAD, BENCH_BACKEND, MUSTER, PYTHON):
         if not os.access(path, os.X_OK):
             sys.exit(f"discovery_at_scale.py: {path} is missing; see the module text")
-    results = {"start_to_ready": part_one(), "meta_tools": part_two()}
+    parts = os.environ.get("PARTS", "1,2").split(",")
+    results = {}
+    if "1" in parts:
+        results["start_to_ready"] = part_one()
+    if "2" in parts:
+        results["meta_tools"] = part_two()
     if os.environ.get("JSON_OUT"):
         with open(os.environ["JSON_OUT"], "w") as f:
             json.dump(results, f, indent=2)
