@@ -9,7 +9,7 @@
 //! `layout/generate.sh` writes the file again).
 //!
 //! **Packed relocations.** The position-independent executable's relative relocations (one
-//! per pointer in its tables, about 65 000) are stored packed (`DT_RELR`, 24 KB instead of
+//! per pointer in its tables, about 65 000) are stored packed (`DT_RELR`, 18 KB instead of
 //! 1.5 MB that the loader reads at every start) where the C library applies them: glibc 2.36
 //! and later, which mark the support with the `GLIBC_ABI_DT_RELR` symbol version that the
 //! linker then requires, so an older glibc refuses the binary by name.
@@ -34,17 +34,18 @@ const FIRST_RELEASE_LINKING_WITH_LLD: (u32, u32) = (1, 90);
 
 fn main() {
     println!("cargo:rerun-if-changed=layout/symbol-order.txt");
-    if !links_with_default_lld() {
-        return;
+    let lld = links_with_default_lld();
+    let packed = lld && env("MUSTER_PACK_RELOCS") != "0" && libc_applies_packed_relocations();
+    // What this script decided, for the test that checks the binary (tests/link.rs).
+    println!("cargo:rustc-env=MUSTER_PACKED_RELOCS={}", u8::from(packed));
+    if packed {
+        link_arg("-z,pack-relative-relocs");
     }
     let order = Path::new(&env("CARGO_MANIFEST_DIR")).join("layout/symbol-order.txt");
-    if env("MUSTER_SYMBOL_ORDER") != "0" && order.is_file() {
+    if lld && env("MUSTER_SYMBOL_ORDER") != "0" && order.is_file() {
         link_arg(&format!("--symbol-ordering-file={}", order.display()));
         // Functions of the profile this build no longer has (renamed, inlined) are skipped.
         link_arg("--no-warn-symbol-ordering");
-    }
-    if env("MUSTER_PACK_RELOCS") != "0" && libc_applies_packed_relocations() {
-        link_arg("-z,pack-relative-relocs");
     }
 }
 
