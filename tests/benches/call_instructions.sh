@@ -13,7 +13,8 @@
 # not counted (CALLGRIND_KEEP=DIR keeps the dumps for callgrind_annotate). MUSTER_CONFIG_EXTRA is appended to the generated config.yaml (top-level
 # keys, e.g. `observability: {metrics: {enabled: false}}`), to measure what a setting costs.
 # LOAD_ARGS are added to every mcp-load call (e.g. `--protocol-version 2026-07-28` for a
-# stateless client). Needs valgrind and the harness binaries (`../shared/perf/run.sh
+# stateless client). BACKEND=sse or BACKEND=py-http puts the Python SDK server of
+# py_bench_server.py behind muster instead, over legacy SSE or streamable HTTP. Needs valgrind and the harness binaries (`../shared/perf/run.sh
 # --setup-only` builds them into ~/.cache/muster-perf); PERF_BIN_DIR names another folder.
 set -euo pipefail
 

@@ -33,10 +33,23 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 backend_port=$(free_port)
 port=$(free_port)
 
-# start_backend_and_config: starts bench-backend and writes $work/config, muster's config
-# folder (one streamable-HTTP server `bench`, MUSTER_CONFIG_EXTRA appended to config.yaml).
+# start_backend_and_config: starts the backend and writes $work/config, muster's config
+# folder (one server `bench`, MUSTER_CONFIG_EXTRA appended to config.yaml). BACKEND picks
+# the backend: `http` (default) bench-backend over streamable HTTP; `py-http` and `sse` the
+# Python SDK server of py_bench_server.py over streamable HTTP and over legacy SSE (its
+# Python: PYTHON, default the test dependencies' venv), for comparing muster's hops to one
+# server.
 start_backend_and_config() {
-    "$bins/bench-backend" --port "$backend_port" >"$work/backend.log" 2>&1 &
+    local type=streamable-http path=/mcp
+    case "${BACKEND:-http}" in
+        http) "$bins/bench-backend" --port "$backend_port" >"$work/backend.log" 2>&1 & ;;
+        py-http | sse)
+            local python=${PYTHON:-${MUSTER_TEST_DEPS:-$HOME/.cache/muster-test-deps}/venv/bin/python}
+            "$python" "$root/tests/benches/py_bench_server.py" "$backend_port" >"$work/backend.log" 2>&1 &
+            if [ "$BACKEND" = sse ]; then type=sse path=/sse; fi
+            ;;
+        *) echo "$(basename "$0"): BACKEND must be http, py-http or sse" >&2; exit 2 ;;
+    esac
     pids+=($!)
     mkdir -p "$work/config/mcpservers"
     printf 'aggregator:\n  port: %s\n  host: localhost\n' "$port" >"$work/config/config.yaml"
@@ -49,8 +62,8 @@ kind: MCPServer
 metadata:
   name: bench
 spec:
-  type: streamable-http
-  url: http://localhost:$backend_port/mcp
+  type: $type
+  url: http://localhost:$backend_port$path
   autoStart: true
 YAML
 }

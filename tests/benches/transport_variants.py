@@ -104,35 +104,7 @@ STATELESS_VERSION = "2026-07-28"
 
 # The Python backend of direct-py / muster-py-http / muster-sse: one process, one uvicorn,
 # streamable HTTP at /mcp (stateless, JSON replies) and legacy SSE at /sse + /messages/.
-PY_SERVER = """
-import sys
-port = int(sys.argv[1])
-try:
-    from mcp.server.mcpserver import MCPServer          # mcp 2.x
-    server = MCPServer("bench-py", log_level="WARNING")
-    def apps():
-        return (server.sse_app(host="127.0.0.1"),
-                server.streamable_http_app(stateless_http=True, json_response=True,
-                                           host="127.0.0.1"))
-except ImportError:
-    from mcp.server.fastmcp import FastMCP              # mcp 1.x
-    server = FastMCP("bench-py", host="127.0.0.1", port=port, stateless_http=True,
-                     json_response=True, log_level="WARNING")
-    def apps():
-        return server.sse_app(), server.streamable_http_app()
-
-@server.tool()
-def echo(message: str) -> str:
-    \"\"\"Returns the message.\"\"\"
-    return message
-
-import uvicorn
-from starlette.applications import Starlette
-sse, http = apps()
-# The SSE app has no lifespan; the streamable HTTP one runs its session manager in its own.
-app = Starlette(routes=[*sse.routes, *http.routes], lifespan=http.router.lifespan_context)
-uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
-"""
+PY_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_bench_server.py")
 
 # ----------------------------------------------------------------- systems
 
@@ -417,7 +389,7 @@ def measure(name, cpus, logdir, message):
         if backend_kind:
             backend_port = free_port()
             if backend_kind == "py":
-                argv = [PYTHON, "-c", PY_SERVER, str(backend_port)]
+                argv = [PYTHON, PY_SERVER, str(backend_port)]
             else:
                 argv = [BENCH_BACKEND, "--host", "127.0.0.1", "--port", str(backend_port)]
                 if backend_kind == "stateless":

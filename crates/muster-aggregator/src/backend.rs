@@ -65,6 +65,8 @@ mod session_tap;
 mod sse;
 #[cfg(feature = "http-client")]
 mod sse_reply;
+#[cfg(feature = "http-client")]
+mod sse_routes;
 mod state;
 mod status;
 mod stderr_tail;

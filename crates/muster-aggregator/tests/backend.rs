@@ -12,6 +12,7 @@ mod backend {
 
     mod faults;
     mod lean;
+    mod lean_sse;
     mod lifecycle;
     mod processes;
     mod remote;

@@ -18,7 +18,7 @@ use super::stdio::ChildProcess;
 /// A live, initialized connection: the running client and, for stdio, its process.
 pub(crate) struct Opened {
     pub(crate) running: Running,
-    /// The lean hop of `tools/call`, for streamable-HTTP servers.
+    /// The lean hop of `tools/call`, for streamable-HTTP and legacy SSE servers.
     #[cfg(feature = "http-client")]
     pub(crate) lean: Option<std::sync::Arc<super::lean_call::LeanHop>>,
     #[cfg(feature = "stdio")]
@@ -85,11 +85,11 @@ async fn open_inner(
         }
         #[cfg(feature = "http-client")]
         Transport::Sse(remote) => {
-            let running =
+            let (running, lean) =
                 super::sse::open(remote, spec.timeout(), options, redactor, handler, ct).await?;
             Ok(Opened {
                 running,
-                lean: None,
+                lean,
                 #[cfg(feature = "stdio")]
                 child: None,
             })

@@ -28,7 +28,8 @@ pub(crate) struct Connection {
     pub(crate) progress: ProgressRouter,
     /// Routes the server's requests to the callers of the calls in flight.
     pub(crate) callers: CallerRouter,
-    /// The lean hop of `tools/call` (streamable-HTTP servers with a session).
+    /// The lean hop of `tools/call` (streamable-HTTP servers with a session, legacy SSE
+    /// servers).
     #[cfg(feature = "http-client")]
     pub(crate) lean: Option<Arc<super::lean_call::LeanHop>>,
     /// Cancelling it closes the connection and ends its tasks.

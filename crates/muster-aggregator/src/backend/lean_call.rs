@@ -13,6 +13,10 @@
 //! for a call without such a caller. A reply that refuses the request before the server ran
 //! it (any 4xx: an expired session, a token to refresh, ...) sends the call again on the rmcp
 //! path, which re-initializes, refreshes and reports exactly as before.
+//!
+//! To a legacy SSE server the hop posts to the connection's message endpoint, which answers
+//! `202`; the reply comes on the connection's event stream, whose reader hands the call's
+//! messages to it ([`sse_routes`](super::sse_routes)) instead of to rmcp's client worker.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -36,12 +40,13 @@ use super::cancel_guard::CancelGuard;
 use super::lean_http::{LeanClient, Reply};
 use super::session_tap::{SessionHeaders, SessionSlot};
 use super::sse_reply::SseReader;
+use super::sse_routes::{CallRoutes, Route};
 
 /// The 2026-07-28 standard headers of a request.
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
 /// The prefix of the request ids of lean calls; rmcp numbers its own requests.
-const ID_PREFIX: &str = "muster-";
+pub(crate) const ID_PREFIX: &str = "muster-";
 
 /// What a lean call came to.
 pub(crate) enum Outcome {
@@ -63,6 +68,9 @@ pub(crate) struct LeanHop {
     /// On 2026-07-28 connections: the `_meta` every request carries (protocol version,
     /// client info and capabilities), as rmcp stamps it, each value serialized once.
     stamp: Option<Stamp>,
+    /// On legacy SSE connections: where the replies, which come on the event stream, are
+    /// waited for.
+    event_stream: Option<Arc<CallRoutes>>,
 }
 
 /// One JSON-RPC message of the server, its parts left raw.
@@ -110,10 +118,23 @@ struct Params<'a> {
 /// The `_meta` entries every request of a connection carries, values already serialized.
 type Stamp = Vec<(String, Box<RawValue>)>;
 
+/// The stamp of a connection that negotiated `version`: none before 2026-07-28.
+fn stamp_for(version: &ProtocolVersion) -> Result<Option<Stamp>, serde_json::Error> {
+    if version.has_initialize() {
+        return Ok(None);
+    }
+    let info = super::handler::client_info();
+    let mut meta = RequestMetaObject::default();
+    meta.set_protocol_version(version.clone());
+    meta.set_client_info(info.client_info);
+    meta.set_client_capabilities(info.capabilities);
+    stamp_of(&meta.0.0).map(Some)
+}
+
 /// `stamp` with each value serialized.
-fn stamp_of(meta: &JsonObject) -> Option<Stamp> {
+fn stamp_of(meta: &JsonObject) -> Result<Stamp, serde_json::Error> {
     meta.iter()
-        .map(|(key, value)| Some((key.clone(), serde_json::value::to_raw_value(value).ok()?)))
+        .map(|(key, value)| Ok((key.clone(), serde_json::value::to_raw_value(value)?)))
         .collect()
 }
 
@@ -182,18 +203,7 @@ impl LeanHop {
         relist: Arc<Notify>,
         protocol: Option<&ProtocolVersion>,
     ) -> Option<Self> {
-        let stamp = match protocol {
-            Some(version) if !version.has_initialize() => {
-                let info = super::handler::client_info();
-                let mut meta = RequestMetaObject::default();
-                meta.set_protocol_version(version.clone());
-                meta.set_client_info(info.client_info);
-                meta.set_client_capabilities(info.capabilities);
-                Some(stamp_of(&meta.0.0)?)
-            }
-            Some(_) => None,
-            None => return None,
-        };
+        let stamp = stamp_for(protocol?).ok()?;
         Some(Self {
             client: LeanClient::new(http, uri, connect_timeout)?,
             bearer,
@@ -202,6 +212,46 @@ impl LeanHop {
             relist,
             next_id: AtomicU64::new(0),
             stamp,
+            event_stream: None,
+        })
+    }
+
+    /// The lean hop of a legacy SSE connection that negotiated `protocol`: calls are posted
+    /// to its message `endpoint` with the spec's `headers`, and their replies taken from
+    /// `routes`, which the event stream's reader fills.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn over_event_stream(
+        http: reqwest::Client,
+        endpoint: &str,
+        headers: &std::collections::HashMap<HeaderName, HeaderValue>,
+        connect_timeout: Duration,
+        bearer: Option<Arc<dyn BearerSource>>,
+        max_bytes: usize,
+        relist: Arc<Notify>,
+        routes: Arc<CallRoutes>,
+        protocol: Option<&ProtocolVersion>,
+    ) -> Option<Self> {
+        let stamp = stamp_for(protocol?).ok()?;
+        let mut post_headers: HeaderMap = headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        post_headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        Some(Self {
+            client: LeanClient::new(http, endpoint, connect_timeout)?,
+            bearer,
+            session: SessionSlot::fixed(SessionHeaders {
+                session_id: None,
+                headers: Arc::new(post_headers),
+            }),
+            max_bytes,
+            relist,
+            next_id: AtomicU64::new(0),
+            stamp,
+            event_stream: Some(routes),
         })
     }
 
@@ -268,13 +318,23 @@ impl LeanHop {
             authorize(&mut headers, &token);
             headers.extend(source.companion_headers());
         }
+        let id_json = ["\"", id.as_str(), "\""].concat();
+        // The reply may come on the event stream before the POST is answered.
+        let route = match &self.event_stream {
+            Some(routes) => match routes.register(&id_json) {
+                Some(route) => Some(route),
+                // The stream has ended: rmcp's client reports the connection's end.
+                None => return Outcome::Refused,
+            },
+            None => None,
+        };
         // From here on the server may be running the call: giving up tells it so.
         let mut guard = CancelGuard::new(peer.clone(), NumberOrString::String(id.as_str().into()));
         let exchange = Exchange {
             hop: self,
             provider,
             session,
-            id_json: ["\"", id.as_str(), "\""].concat(),
+            id_json,
             progress,
         };
         let outcome = tokio::select! {
@@ -283,7 +343,7 @@ impl LeanHop {
                 guard.cancel_now().await;
                 return Outcome::Done(Err(ToolError::Cancelled));
             }
-            outcome = exchange.run(headers, Bytes::from(body)) => outcome,
+            outcome = exchange.run(headers, Bytes::from(body), route) => outcome,
         };
         guard.disarm();
         outcome
@@ -299,7 +359,9 @@ impl Exchange<'_> {
         }
     }
 
-    async fn run(&self, headers: HeaderMap, body: Bytes) -> Outcome {
+    /// Posts the call and reads its reply: from the POST's response, or, with a `route`,
+    /// from the event stream.
+    async fn run(&self, headers: HeaderMap, body: Bytes, route: Option<Route>) -> Outcome {
         let response = match self.hop.client.post(headers, body).await {
             Ok(response) => response,
             Err(e) => {
@@ -316,6 +378,16 @@ impl Exchange<'_> {
         }
         if status.is_client_error() {
             return Outcome::Refused;
+        }
+        if let Some(route) = route {
+            if !status.is_success() {
+                return Outcome::Done(Err(
+                    self.transport_error(format_args!("the server answered HTTP {status}"), false)
+                ));
+            }
+            // The POST's own reply (`202`, no body) frees its connection.
+            response.drain(self.hop.max_bytes);
+            return Outcome::Done(self.read_routed(route).await);
         }
         let is_sse = response
             .headers
@@ -400,6 +472,25 @@ impl Exchange<'_> {
                 }
             }
         }
+    }
+
+    /// Reads the call's messages from the event stream until its response.
+    async fn read_routed(&self, mut route: Route) -> Result<CallToolResult, ToolError> {
+        while let Some(data) = route.next().await {
+            if data.len() > self.hop.max_bytes {
+                return Err(self.too_large());
+            }
+            let Ok(message) = serde_json::from_str::<Incoming<'_>>(&data) else {
+                continue;
+            };
+            if let Some(result) = self.handle(&message) {
+                return result;
+            }
+        }
+        Err(self.transport_error(
+            "the server's event stream ended before answering the call",
+            true,
+        ))
     }
 
     /// Acts on one message of the reply; `Some` once it is the call's response.

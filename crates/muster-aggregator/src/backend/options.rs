@@ -121,8 +121,8 @@ pub struct BackendOptions {
     /// request; `None` sends only the spec's headers.
     #[cfg(feature = "http-client")]
     pub bearer: Option<Arc<dyn super::bearer::BearerSource>>,
-    /// Whether `tools/call` to streamable-HTTP servers may take the lean hop beside rmcp's
-    /// client (default `true`).
+    /// Whether `tools/call` to streamable-HTTP and legacy SSE servers may take the lean hop
+    /// beside rmcp's client (default `true`).
     pub lean_calls: bool,
 }
 

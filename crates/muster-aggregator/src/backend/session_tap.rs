@@ -83,6 +83,12 @@ impl SessionSlot {
         });
     }
 
+    /// A slot holding `session` for good: the headers of a connection without sessions
+    /// that no tap watches.
+    pub(crate) fn fixed(session: SessionHeaders) -> Self {
+        Self(Arc::new(RwLock::new(Some(session))))
+    }
+
     /// Forgets the session (it expired); the next rmcp request records its successor.
     pub(crate) fn forget(&self, expired: &Arc<str>) {
         let mut slot = self.0.write().unwrap_or_else(PoisonError::into_inner);

@@ -33,7 +33,9 @@ use super::handler::UpstreamHandler;
 use super::handshake::{init_failure, serve};
 use super::headers::resolve_headers;
 use super::http::http_client;
+use super::lean_call::LeanHop;
 use super::options::BackendOptions;
+use super::sse_routes::CallRoutes;
 
 /// The message endpoint refused a message; the status travels typed, for the lifecycle to
 /// classify.
@@ -159,7 +161,8 @@ pub(crate) async fn connect(
         }
     };
     let (tx, rx) = mpsc::channel(64);
-    let reader = tokio::spawn(read_messages(events, tx));
+    let routes = Arc::new(CallRoutes::default());
+    let reader = tokio::spawn(read_messages(events, tx, routes.clone()));
     Ok(SseTransport {
         client,
         endpoint,
@@ -167,22 +170,31 @@ pub(crate) async fn connect(
         bearer,
         rx,
         reader,
+        routes,
     })
 }
 
 type EventStream = Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
 
-/// Forwards `message` events until the stream or the transport ends.
-async fn read_messages(mut events: EventStream, tx: mpsc::Sender<ServerJsonRpcMessage>) {
+/// Hands `message` events to the lean calls they belong to, and forwards the others to
+/// rmcp's client, until the stream or the transport ends.
+async fn read_messages(
+    mut events: EventStream,
+    tx: mpsc::Sender<ServerJsonRpcMessage>,
+    routes: Arc<CallRoutes>,
+) {
+    // However the reader ends (the stream closed, the transport dropped, the task aborted),
+    // the lean calls still waiting learn it.
+    let _closed = CloseOnDrop(routes.clone());
     while let Some(event) = events.next().await {
         let Ok(event) = event else { break };
         if event.event.as_deref().unwrap_or("message") != "message" {
             continue;
         }
-        let Some(data) = event.data.as_deref() else {
+        let Some(data) = event.data.and_then(|data| routes.dispatch(data)) else {
             continue;
         };
-        match serde_json::from_str::<ServerJsonRpcMessage>(data) {
+        match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
             Ok(message) => {
                 if tx.send(message).await.is_err() {
                     return;
@@ -190,6 +202,15 @@ async fn read_messages(mut events: EventStream, tx: mpsc::Sender<ServerJsonRpcMe
             }
             Err(error) => tracing::debug!(%error, "dropping an undecodable SSE message"),
         }
+    }
+}
+
+/// Closes the routes of lean calls when dropped.
+struct CloseOnDrop(Arc<CallRoutes>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }
 
@@ -202,6 +223,8 @@ pub(crate) struct SseTransport {
     bearer: Option<Arc<dyn BearerSource>>,
     rx: mpsc::Receiver<ServerJsonRpcMessage>,
     reader: JoinHandle<()>,
+    /// The lean calls waiting on the event stream.
+    routes: Arc<CallRoutes>,
 }
 
 impl Transport<RoleClient> for SseTransport {
@@ -258,7 +281,14 @@ impl Drop for SseTransport {
     }
 }
 
-/// Connects and initializes a legacy SSE server.
+/// A running client and the lean hop beside it.
+type Running = (
+    RunningService<RoleClient, UpstreamHandler>,
+    Option<Arc<LeanHop>>,
+);
+
+/// Connects and initializes a legacy SSE server; the lean hop of `tools/call` posts to the
+/// same message endpoint and takes its responses from the event stream's reader.
 pub(crate) fn open<'a>(
     remote: &'a RemoteTransport,
     timeout: Duration,
@@ -266,7 +296,7 @@ pub(crate) fn open<'a>(
     redactor: &'a Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
-) -> BoxFuture<'a, Result<RunningService<RoleClient, UpstreamHandler>, Failure>> {
+) -> BoxFuture<'a, Result<Running, Failure>> {
     Box::pin(open_inner(remote, timeout, options, redactor, handler, ct))
 }
 
@@ -277,17 +307,38 @@ async fn open_inner(
     redactor: &Redactor,
     handler: UpstreamHandler,
     ct: CancellationToken,
-) -> Result<RunningService<RoleClient, UpstreamHandler>, Failure> {
+) -> Result<Running, Failure> {
     let headers = resolve_headers(remote, options, redactor).await?;
     check_client_credentials(remote, options, redactor).await?;
-    let transport = connect(
-        http_client(timeout, options)?,
-        &remote.url,
-        headers,
-        options.bearer.clone(),
-    )
-    .await?;
-    serve(handler, transport, options, ct)
+    let http = http_client(timeout, options)?;
+    let transport = connect(http.clone(), &remote.url, headers, options.bearer.clone()).await?;
+    let endpoint = transport.endpoint.clone();
+    let post_headers = transport.headers.clone();
+    let routes = transport.routes.clone();
+    let relist = handler.relist.clone();
+    let running = serve(handler, transport, options, ct)
         .await
-        .map_err(|e| init_failure(&e))
+        .map_err(|e| init_failure(&e))?;
+    let protocol = running
+        .peer()
+        .peer_info()
+        .map(|i| i.protocol_version.clone());
+    let lean = options
+        .lean_calls
+        .then(|| {
+            LeanHop::over_event_stream(
+                http,
+                endpoint.as_str(),
+                &post_headers,
+                timeout,
+                options.bearer.clone(),
+                options.max_result_bytes,
+                relist,
+                routes,
+                protocol.as_ref(),
+            )
+        })
+        .flatten()
+        .map(Arc::new);
+    Ok((running, lean))
 }
