@@ -2,19 +2,25 @@
 //! once (further clients wait in the listen backlog), a deadline for a request's head and
 //! body once its first byte arrived, and closing of connections idle between requests.
 //!
+//! A response given before its request's body was read to the end (a refusal by the Host
+//! check or by authentication, say) says `Connection: close`: hyper closes such a
+//! connection after the response, and a client told nothing would send its next request on
+//! it and lose it.
+//!
 //! Every accepted socket gets `TCP_NODELAY`: without it, small responses wait for the
 //! peer's delayed ACK, about 40 ms each.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use bytes::Bytes;
+use http::HeaderValue;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -140,12 +146,22 @@ async fn serve_connection(
     let service = hyper::service::service_fn(move |request: http::Request<Incoming>| {
         let request_guard = service_activity.begin_request();
         let router = router.clone();
+        let body_activity = service_activity.clone();
         async move {
-            let mut request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
+            let mut request = request
+                .map(|body| Body::new(Deadline::new(body, body_timeout, body_activity.clone())));
             request
                 .extensions_mut()
                 .insert(axum::extract::ConnectInfo(peer));
-            let response = router.oneshot(request).await?;
+            let mut response = router.oneshot(request).await?;
+            // A response given before the request's body was read (a refusal) ends the
+            // connection, as hyper then closes it; saying so keeps the client from sending
+            // its next request on it.
+            if body_activity.body_unread.load(Ordering::Acquire) {
+                response
+                    .headers_mut()
+                    .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+            }
             Ok::<_, std::convert::Infallible>(response.map(|body| {
                 Body::new(Counted {
                     inner: body,
@@ -192,6 +208,8 @@ struct Activity {
     idle_since: AtomicU64,
     /// When the first byte of the next request's head arrived; 0 when none has.
     head_since: AtomicU64,
+    /// Whether the body of the request in progress has not been read to its end.
+    body_unread: AtomicBool,
 }
 
 impl Activity {
@@ -201,6 +219,7 @@ impl Activity {
             open_requests: AtomicU32::new(0),
             idle_since: AtomicU64::new(0),
             head_since: AtomicU64::new(0),
+            body_unread: AtomicBool::new(false),
         }
     }
 
@@ -357,19 +376,25 @@ impl HttpBody for Counted {
 #[error("the request body did not arrive within {0:?}")]
 struct BodyTimedOut(Duration);
 
-/// A request body that must arrive in full within a deadline.
+/// A request body that must arrive in full within a deadline, telling its connection's
+/// [`Activity`] whether it has been read to its end.
 struct Deadline {
     body: Incoming,
     limit: Duration,
     sleep: Option<Pin<Box<Sleep>>>,
+    activity: Arc<Activity>,
 }
 
 impl Deadline {
-    fn new(body: Incoming, limit: Duration) -> Self {
+    fn new(body: Incoming, limit: Duration, activity: Arc<Activity>) -> Self {
+        activity
+            .body_unread
+            .store(!body.is_end_stream(), Ordering::Release);
         Self {
             body,
             limit,
             sleep: None,
+            activity,
         }
     }
 }
@@ -383,6 +408,9 @@ impl HttpBody for Deadline {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         if let Poll::Ready(frame) = Pin::new(&mut self.body).poll_frame(cx) {
+            if frame.is_none() || self.body.is_end_stream() {
+                self.activity.body_unread.store(false, Ordering::Release);
+            }
             return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
         }
         let limit = self.limit;

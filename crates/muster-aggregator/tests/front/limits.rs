@@ -532,6 +532,60 @@ async fn idle_connections_are_closed_busy_ones_are_not() -> TestResult {
     Ok(())
 }
 
+/// The head of the response `stream` receives next (up to the blank line), lowercase.
+async fn response_head(stream: &mut TcpStream) -> Result<String, Box<dyn std::error::Error>> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).await? == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    Ok(String::from_utf8_lossy(&head).to_lowercase())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_before_the_body_arrived_says_the_connection_closes() -> TestResult {
+    let raw = Raw::start(Aggregator::builder(Registry::new())).await;
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string();
+    let body = body.as_bytes();
+    let head = |host: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+    };
+    // The Host check refuses the request on its head; the body is still on its way.
+    let mut refused = TcpStream::connect(raw.addr).await?;
+    refused.write_all(head("evil.example").as_bytes()).await?;
+    let answer = response_head(&mut refused).await?;
+    assert!(answer.starts_with("http/1.1 403"), "{answer}");
+    assert!(answer.contains("connection: close"), "{answer}");
+    let _ = refused.write_all(body).await;
+    assert!(closed_within(&mut refused, Duration::from_secs(3)).await);
+    // A request whose body was read keeps its connection for the next one.
+    let mut kept = TcpStream::connect(raw.addr).await?;
+    for _ in 0..2 {
+        kept.write_all(head("localhost").as_bytes()).await?;
+        kept.write_all(body).await?;
+        let answer = response_head(&mut kept).await?;
+        assert!(!answer.contains("connection: close"), "{answer}");
+        let length: usize = answer
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0);
+        let mut rest = vec![0u8; length];
+        kept.read_exact(&mut rest).await?;
+    }
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_over_the_cap_wait_for_a_free_slot() -> TestResult {
     let builder =
