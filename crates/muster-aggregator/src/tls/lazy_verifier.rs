@@ -47,14 +47,18 @@ impl LazyPlatformVerifier {
         self.verifier
             .get_or_init(|| {
                 let provider = Arc::clone(&self.provider);
-                if self.extra.is_empty() {
+                let built = if self.extra.is_empty() {
                     rustls_platform_verifier::Verifier::new(provider)
                 } else {
                     rustls_platform_verifier::Verifier::new_with_extra_roots(
                         self.extra.iter().cloned(),
                         provider,
                     )
-                }
+                };
+                // The handshake's error then says what failed, not only how.
+                built.map_err(|e| {
+                    rustls::Error::General(format!("cannot load the trusted CA certificates ({e})"))
+                })
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -129,6 +133,19 @@ mod tests {
         let verdict = verifier.verify_server_cert(&garbage, &[], &name, &[], UnixTime::now());
         assert!(verdict.is_err(), "not a certificate: {verdict:?}");
         assert!(verifier.is_loaded());
+    }
+
+    #[test]
+    fn an_unusable_trust_store_is_named_in_the_error() {
+        let garbage = CertificateDer::from(vec![0x30, 0x03, 0x02, 0x01, 0x01]);
+        let verifier = LazyPlatformVerifier::new(provider(), vec![garbage.clone()]);
+        let name = ServerName::try_from("example.test").expect("a DNS name");
+        let verdict = verifier.verify_server_cert(&garbage, &[], &name, &[], UnixTime::now());
+        let error = verdict.expect_err("no certificate verifies").to_string();
+        assert!(
+            error.contains("cannot load the trusted CA certificates"),
+            "{error}"
+        );
     }
 
     #[test]
