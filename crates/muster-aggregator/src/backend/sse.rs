@@ -161,7 +161,7 @@ pub(crate) async fn connect(
         }
     };
     let (tx, rx) = mpsc::channel(64);
-    let routes = Arc::new(CallRoutes::default());
+    let routes = Arc::new(CallRoutes::new(super::lean_call::ID_PREFIX));
     let reader = tokio::spawn(read_messages(events, tx, routes.clone()));
     Ok(SseTransport {
         client,

@@ -13,11 +13,13 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use super::lean_call::ID_PREFIX;
-
 /// The calls of one connection waiting for their messages.
 #[derive(Debug)]
-pub(crate) struct CallRoutes(Mutex<Routes>);
+pub(crate) struct CallRoutes {
+    /// What the request ids of lean calls start with (rmcp numbers its own requests).
+    prefix: &'static str,
+    routes: Mutex<Routes>,
+}
 
 #[derive(Debug)]
 struct Routes {
@@ -45,18 +47,20 @@ struct ProgressToken<'a> {
     token: &'a RawValue,
 }
 
-impl Default for CallRoutes {
-    fn default() -> Self {
-        Self(Mutex::new(Routes {
-            open: true,
-            calls: HashMap::new(),
-        }))
-    }
-}
-
 impl CallRoutes {
+    /// Routes for the calls whose request ids start with `prefix`.
+    pub(crate) fn new(prefix: &'static str) -> Self {
+        Self {
+            prefix,
+            routes: Mutex::new(Routes {
+                open: true,
+                calls: HashMap::new(),
+            }),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Routes> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Routes the messages of the call whose request id is `id_json` (the id as JSON) to
@@ -82,10 +86,10 @@ impl CallRoutes {
     pub(crate) fn dispatch(&self, data: String) -> Option<String> {
         // Messages without a lean call's id are most of what a busy stream carries that is
         // not a lean response; they skip the parse.
-        if !data.contains(ID_PREFIX) {
+        if !data.contains(self.prefix) {
             return Some(data);
         }
-        let Some(key) = lean_key(&data) else {
+        let Some(key) = lean_key(&data, self.prefix) else {
             return Some(data);
         };
         let key: Box<str> = Box::from(key);
@@ -109,8 +113,9 @@ impl CallRoutes {
     }
 }
 
-/// The request id (as JSON) of the lean call `data` answers or reports progress for.
-fn lean_key(data: &str) -> Option<&str> {
+/// The request id (as JSON) of the lean call `data` answers or reports progress for: one
+/// that starts with `prefix`.
+fn lean_key<'a>(data: &'a str, prefix: &str) -> Option<&'a str> {
     let probe: Probe<'_> = serde_json::from_str(data).ok()?;
     let key = match probe.method.as_deref() {
         None => probe.id?,
@@ -123,7 +128,7 @@ fn lean_key(data: &str) -> Option<&str> {
     };
     let key = key.get();
     key.strip_prefix('"')
-        .is_some_and(|k| k.starts_with(ID_PREFIX))
+        .is_some_and(|k| k.starts_with(prefix))
         .then_some(key)
 }
 
@@ -154,7 +159,7 @@ mod tests {
 
     #[tokio::test]
     async fn responses_and_progress_reach_their_call_and_the_rest_goes_on() {
-        let routes = Arc::new(CallRoutes::default());
+        let routes = Arc::new(CallRoutes::new("muster-"));
         let mut route = routes.register(r#""muster-3""#).unwrap();
         let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"muster-3","progress":1}}"#;
         let response = r#"{"jsonrpc":"2.0","id":"muster-3","result":{"content":[]}}"#;
@@ -176,7 +181,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_that_gave_up_loses_its_messages_and_a_closed_stream_ends_the_rest() {
-        let routes = Arc::new(CallRoutes::default());
+        let routes = Arc::new(CallRoutes::new("muster-"));
         drop(routes.register(r#""muster-1""#).unwrap());
         let late = r#"{"jsonrpc":"2.0","id":"muster-1","result":{}}"#;
         assert_eq!(routes.dispatch(late.to_owned()), None);
