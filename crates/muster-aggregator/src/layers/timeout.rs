@@ -82,19 +82,105 @@ where
         }));
         let response = self.inner.call(call);
         Box::pin(async move {
+            // One timer for both budgets: it fires at whichever ends first (the idle one
+            // when both end together).
             let started = Instant::now();
-            let hard = tokio::time::sleep_until(started + total);
-            let quiet = tokio::time::sleep_until(started + idle);
-            tokio::pin!(response, hard, quiet);
+            let hard = started + total;
+            let mut quiet_until = started + idle;
+            let deadline = tokio::time::sleep_until(quiet_until.min(hard));
+            tokio::pin!(response, deadline);
             loop {
                 tokio::select! {
                     biased;
                     result = &mut response => return result,
-                    () = progressed.notified() => quiet.as_mut().reset(Instant::now() + idle),
-                    () = &mut quiet => return Err(Elapsed::new(Budget::Idle, idle).into()),
-                    () = &mut hard => return Err(Elapsed::new(Budget::Total, total).into()),
+                    () = progressed.notified() => {
+                        quiet_until = Instant::now() + idle;
+                        deadline.as_mut().reset(quiet_until.min(hard));
+                    }
+                    () = &mut deadline => {
+                        return Err(if quiet_until <= hard {
+                            Elapsed::new(Budget::Idle, idle)
+                        } else {
+                            Elapsed::new(Budget::Total, total)
+                        }
+                        .into());
+                    }
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use muster_core::tool::ProgressUpdate;
+    use tower::{Service, ServiceExt};
+
+    /// A tool that reports progress every `every` for `steps` times, then answers.
+    fn reporting(
+        every: Duration,
+        steps: u32,
+    ) -> impl Service<
+        ToolCall,
+        Response = CallToolResult,
+        Error = ToolError,
+        Future = Pin<Box<dyn Future<Output = Result<CallToolResult, ToolError>> + Send>>,
+    > + Clone {
+        tower::service_fn(
+            move |call: ToolCall| -> Pin<Box<dyn Future<Output = _> + Send>> {
+                Box::pin(async move {
+                    for step in 0..steps {
+                        tokio::time::sleep(every).await;
+                        if let Some(sink) = &call.context.progress {
+                            sink.report(ProgressUpdate {
+                                progress: f64::from(step),
+                                total: None,
+                                message: None,
+                            });
+                        }
+                    }
+                    Ok(CallToolResult::success(vec![]))
+                })
+            },
+        )
+    }
+
+    async fn outcome(
+        service: impl Service<
+            ToolCall,
+            Response = CallToolResult,
+            Error = ToolError,
+            Future = Pin<Box<dyn Future<Output = Result<CallToolResult, ToolError>> + Send>>,
+        > + Send
+        + 'static,
+        idle: u64,
+        total: u64,
+    ) -> Result<(), Duration> {
+        let timed = ProgressTimeout::new(
+            service,
+            Duration::from_secs(idle),
+            Duration::from_secs(total),
+        );
+        match timed.oneshot(ToolCall::new("t", None)).await {
+            Ok(_) => Ok(()),
+            Err(ToolError::Timeout { after }) => Err(after),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn progress_extends_the_idle_budget_up_to_the_total() {
+        let secs = Duration::from_secs;
+        // Progress every 2 s for 10 s: within an idle budget of 5 s and a total of 20 s.
+        assert_eq!(outcome(reporting(secs(2), 5), 5, 20).await, Ok(()));
+        // The same with a total of 7 s stops at 7 s.
+        assert_eq!(outcome(reporting(secs(2), 5), 5, 7).await, Err(secs(7)));
+        // Progress every 6 s is too rare for an idle budget of 5 s.
+        assert_eq!(outcome(reporting(secs(6), 5), 5, 60).await, Err(secs(5)));
+        // With both budgets equal, silence reports the idle one, as it ends first.
+        assert_eq!(outcome(reporting(secs(6), 5), 5, 5).await, Err(secs(5)));
+        // A total below the idle budget is raised to it.
+        assert_eq!(outcome(reporting(secs(6), 5), 5, 1).await, Err(secs(5)));
     }
 }
