@@ -18,6 +18,14 @@ use super::tap::ProgressTap;
 /// A running, initialized client of a server.
 pub(crate) type Running = RunningService<RoleClient, UpstreamHandler>;
 
+/// The protocol version `running` negotiated with its server.
+pub(crate) fn negotiated_protocol(running: &Running) -> Option<rmcp::model::ProtocolVersion> {
+    running
+        .peer()
+        .peer_info()
+        .map(|info| info.protocol_version.clone())
+}
+
 /// The lifecycle mode of `protocol`.
 pub(crate) fn lifecycle(protocol: ProtocolMode) -> ClientLifecycleMode {
     match protocol {

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::client_credentials::check_client_credentials;
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
-use super::handshake::{init_failure, serve};
+use super::handshake::{init_failure, negotiated_protocol, serve};
 use super::headers::resolve_headers;
 use super::lean_call::LeanHop;
 use super::options::BackendOptions;
@@ -80,10 +80,7 @@ async fn open_inner(
     let running = serve(handler, transport, options, ct)
         .await
         .map_err(|e| init_failure(&e))?;
-    let protocol = running
-        .peer()
-        .peer_info()
-        .map(|i| i.protocol_version.clone());
+    let protocol = negotiated_protocol(&running);
     let lean = options
         .lean_calls
         .then(|| {

@@ -6,51 +6,26 @@
 
 use std::time::Duration;
 
-use muster_aggregator::backend::{Backend, ProtocolMode};
-use muster_core::tool::{CallContext, CallerChannel, ToolError, ToolProvider};
+use muster_aggregator::backend::Backend;
+use muster_core::tool::{CallContext, ToolError, ToolProvider};
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use super::support::*;
 
 /// The Python server over legacy SSE on `port`, killed on drop.
 async fn py_sse(port: u16) -> tokio::process::Child {
-    let child = tokio::process::Command::new(python())
-        .arg(py_server_script())
-        .arg("sse")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    wait_for_port(port).await;
-    child
+    py_remote("sse", port, false).await
 }
 
 /// A backend of the server on `port`; `initialize` asks for a 2025 session instead of the
 /// server's 2026-07-28 era.
 async fn started_with(port: u16, initialize: bool) -> Backend {
-    let mut options = options();
-    if initialize {
-        options.protocol = ProtocolMode::Initialize;
-    }
-    let backend = Backend::new(
-        "py",
-        sse_spec(format!("http://127.0.0.1:{port}/sse")),
-        options,
-    );
-    backend.start().await.unwrap();
-    backend
+    started_py(sse_spec(format!("http://127.0.0.1:{port}/sse")), initialize).await
 }
 
 async fn started(port: u16) -> Backend {
     started_with(port, false).await
-}
-
-async fn text_of(backend: &Backend, call: muster_core::tool::ToolCall) -> String {
-    first_text(&backend.service().oneshot(call).await.unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,21 +42,7 @@ async fn posted_and_answered(initialize: bool) {
     let backend = started_with(port, initialize).await;
     let era = backend.snapshot().protocol_version;
     assert_eq!(era.as_deref() == Some("2026-07-28"), !initialize, "{era:?}");
-    let id = text_of(&backend, call("request_id", json!({}))).await;
-    assert!(id.starts_with("muster-"), "{id}");
-    assert_eq!(
-        text_of(&backend, call("add", json!({"a": 20, "b": 22}))).await,
-        "42"
-    );
-    let result = backend
-        .service()
-        .oneshot(call("add", json!({"a": "x", "b": 1})))
-        .await;
-    assert!(
-        matches!(&result, Ok(r) if r.is_error == Some(true))
-            || matches!(&result, Err(ToolError::InvalidArguments { .. })),
-        "{result:?}"
-    );
+    lean_calls_answer(&backend).await;
     let (progress, seen) = call_with_progress("progress", json!({"steps": 3, "interval": 0.05}));
     let result = backend.service().oneshot(progress).await.unwrap();
     assert_eq!(first_text(&result), "finished 3 steps");
@@ -121,42 +82,7 @@ async fn a_cancelled_call_is_cancelled_on_the_server() {
     let port = free_port();
     let _server = py_sse(port).await;
     let backend = started(port).await;
-    let cancellation = CancellationToken::new();
-    let context = CallContext {
-        cancellation: cancellation.clone(),
-        ..CallContext::anonymous()
-    };
-    let pending = backend
-        .service()
-        .oneshot(call("wait_for_cancel", json!({"seconds": 30})).with_context(context));
-    let canceller = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        cancellation.cancel();
-    };
-    let (result, ()) = tokio::time::timeout(Duration::from_secs(5), async {
-        tokio::join!(pending, canceller)
-    })
-    .await
-    .unwrap();
-    assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
-    // A caller that drops the call cancels it too.
-    let dropped = backend
-        .service()
-        .oneshot(call("wait_for_cancel", json!({"seconds": 30})));
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), dropped)
-            .await
-            .is_err()
-    );
-    let mut count = String::new();
-    for _ in 0..100 {
-        count = text_of(&backend, call("cancellations", json!({}))).await;
-        if count == "2" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(count, "2");
+    cancellation_reaches_the_server(&backend).await;
     // A later call is answered as usual: the late replies of the given-up calls went nowhere.
     assert_eq!(
         text_of(&backend, call("add", json!({"a": 2, "b": 2}))).await,
@@ -194,28 +120,11 @@ async fn a_call_waiting_when_the_stream_ends_fails_instead_of_hanging() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[allow(
-    deprecated,
-    reason = "roots are deprecated by SEP-2577 but still sent by servers"
-)]
 async fn a_call_whose_caller_can_be_asked_takes_the_clients_path() {
     let port = free_port();
     let _server = py_sse(port).await;
     // The server asks for roots only in a 2025 session.
     let backend = started_with(port, true).await;
-    let asked = || CallContext {
-        caller_requests: Some(CallerChannel::new(RootsCaller)),
-        ..CallContext::anonymous()
-    };
-    let id = text_of(
-        &backend,
-        call("request_id", json!({})).with_context(asked()),
-    )
-    .await;
-    assert!(!id.starts_with("muster-"), "{id}");
-    let roots = text_of(&backend, call("roots", json!({})).with_context(asked())).await;
-    assert_eq!(roots, "file:///caller-root");
-    // Without a caller to ask, the server's roots request is answered by the client.
-    assert_eq!(text_of(&backend, call("roots", json!({}))).await, "");
+    askable_callers_take_the_clients_path(&backend).await;
     backend.stop().await;
 }

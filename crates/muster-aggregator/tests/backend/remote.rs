@@ -62,16 +62,7 @@ async fn everything_over_legacy_sse() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_server_over_streamable_http() {
     let port = free_port();
-    let _child = tokio::process::Command::new(python())
-        .arg(py_server_script())
-        .arg("streamable-http")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    wait_for_port(port).await;
+    let _child = py_remote("streamable-http", port, false).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let backend = Backend::new("py", http_spec(url), options());
     backend.start().await.unwrap();

@@ -292,3 +292,153 @@ impl muster_core::tool::CallerRequests for RootsCaller {
         ))))
     }
 }
+
+/// The Python server of the fixtures over `transport` (`sse` or `streamable-http`) on
+/// `port`, its streamable-HTTP replies JSON when `json_response`; killed on drop.
+pub(crate) async fn py_remote(
+    transport: &str,
+    port: u16,
+    json_response: bool,
+) -> tokio::process::Child {
+    let child = tokio::process::Command::new(python())
+        .arg(py_server_script())
+        .arg(transport)
+        .env("PORT", port.to_string())
+        .env("JSON_RESPONSE", if json_response { "1" } else { "0" })
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_for_port(port).await;
+    child
+}
+
+/// Checks that a call cancelled by its caller, and one its caller drops, are cancelled on
+/// the server of `backend` (the fixture's `wait_for_cancel` and `cancellations` tools).
+pub(crate) async fn cancellation_reaches_the_server(backend: &Backend) {
+    use muster_core::tool::{ToolError, ToolProvider};
+    use tower::ServiceExt;
+
+    let cancellation = tokio_util::sync::CancellationToken::new();
+    let context = CallContext {
+        cancellation: cancellation.clone(),
+        ..CallContext::anonymous()
+    };
+    let pending = backend
+        .service()
+        .oneshot(call("wait_for_cancel", serde_json::json!({"seconds": 30})).with_context(context));
+    let canceller = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancellation.cancel();
+    };
+    let (result, ()) = tokio::time::timeout(Duration::from_secs(5), async {
+        tokio::join!(pending, canceller)
+    })
+    .await
+    .unwrap();
+    assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
+    // A caller that drops the call (a budget ran out, the client hung up) cancels it too.
+    let dropped = backend
+        .service()
+        .oneshot(call("wait_for_cancel", serde_json::json!({"seconds": 30})));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), dropped)
+            .await
+            .is_err()
+    );
+    let mut count = String::new();
+    for _ in 0..100 {
+        let result = backend
+            .service()
+            .oneshot(call("cancellations", serde_json::json!({})))
+            .await
+            .unwrap();
+        count = first_text(&result);
+        if count == "2" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(count, "2");
+}
+
+/// A started backend named `py` of `spec`; `initialize` asks for a 2025 session instead of
+/// the server's 2026-07-28 era.
+pub(crate) async fn started_py(spec: McpServerSpec, initialize: bool) -> Backend {
+    let mut options = options();
+    if initialize {
+        options.protocol = muster_aggregator::backend::ProtocolMode::Initialize;
+    }
+    let backend = Backend::new("py", spec, options);
+    backend.start().await.unwrap();
+    backend
+}
+
+/// The first text of what `backend` answers `call` with.
+pub(crate) async fn text_of(backend: &Backend, call: ToolCall) -> String {
+    use muster_core::tool::ToolProvider;
+    use tower::ServiceExt;
+
+    first_text(&backend.service().oneshot(call).await.unwrap())
+}
+
+/// Checks the plain calls of a backend of the fixture's Python server on the lean hop: the
+/// server sees muster's own request ids, answers, and refuses bad arguments.
+pub(crate) async fn lean_calls_answer(backend: &Backend) {
+    use muster_core::tool::{ToolError, ToolProvider};
+    use tower::ServiceExt;
+
+    let id = text_of(backend, call("request_id", serde_json::json!({}))).await;
+    assert!(
+        id.starts_with("muster-"),
+        "{id} {:?}",
+        backend.snapshot().protocol_version
+    );
+    assert_eq!(
+        text_of(backend, call("add", serde_json::json!({"a": 20, "b": 22}))).await,
+        "42"
+    );
+    let result = backend
+        .service()
+        .oneshot(call("add", serde_json::json!({"a": "x", "b": 1})))
+        .await;
+    assert!(
+        matches!(&result, Ok(r) if r.is_error == Some(true))
+            || matches!(&result, Err(ToolError::InvalidArguments { .. })),
+        "{result:?}"
+    );
+}
+
+/// Checks, on a backend of the fixture's Python server in a 2025 session (where it asks for
+/// roots), that a call whose caller can be asked takes rmcp's path and has the server's
+/// `roots/list` relayed to the caller, and that without such a caller the request is
+/// answered with no roots.
+#[allow(
+    deprecated,
+    reason = "roots are deprecated by SEP-2577 but still sent by servers"
+)]
+pub(crate) async fn askable_callers_take_the_clients_path(backend: &Backend) {
+    use muster_core::tool::CallerChannel;
+
+    let asked = || CallContext {
+        caller_requests: Some(CallerChannel::new(RootsCaller)),
+        ..CallContext::anonymous()
+    };
+    let id = text_of(
+        backend,
+        call("request_id", serde_json::json!({})).with_context(asked()),
+    )
+    .await;
+    assert!(!id.starts_with("muster-"), "{id}");
+    let roots = text_of(
+        backend,
+        call("roots", serde_json::json!({})).with_context(asked()),
+    )
+    .await;
+    assert_eq!(roots, "file:///caller-root");
+    assert_eq!(
+        text_of(backend, call("roots", serde_json::json!({}))).await,
+        ""
+    );
+}
