@@ -22,7 +22,7 @@ use super::options::BackendOptions;
 use super::session_tap::{SessionSlot, SessionTap};
 
 /// A running client and the lean hop beside it.
-type Running = (
+pub(crate) type Running = (
     RunningService<RoleClient, UpstreamHandler>,
     Option<Arc<LeanHop>>,
 );

@@ -231,7 +231,6 @@ impl LeanHop {
         routes: Arc<CallRoutes>,
         protocol: Option<&ProtocolVersion>,
     ) -> Option<Self> {
-        let stamp = stamp_for(protocol?).ok()?;
         let mut post_headers: HeaderMap = headers
             .iter()
             .map(|(name, value)| (name.clone(), value.clone()))
@@ -240,19 +239,22 @@ impl LeanHop {
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         );
-        Some(Self {
-            client: LeanClient::new(http, endpoint, connect_timeout)?,
+        let session = SessionSlot::fixed(SessionHeaders {
+            session_id: None,
+            headers: Arc::new(post_headers),
+        });
+        let mut hop = Self::new(
+            http,
+            endpoint,
+            connect_timeout,
             bearer,
-            session: SessionSlot::fixed(SessionHeaders {
-                session_id: None,
-                headers: Arc::new(post_headers),
-            }),
+            session,
             max_bytes,
             relist,
-            next_id: AtomicU64::new(0),
-            stamp,
-            event_stream: Some(routes),
-        })
+            protocol,
+        )?;
+        hop.event_stream = Some(routes);
+        Some(hop)
     }
 
     /// The session a lean call of the tool `name` would use; `None` when the call must

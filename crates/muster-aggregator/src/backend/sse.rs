@@ -19,7 +19,7 @@ use http::{HeaderName, HeaderValue};
 use muster_core::resource::mcp_server::RemoteTransport;
 use muster_core::secret::{ExposeSecret as _, Redactor, SecretString};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::service::{RoleClient, RunningService};
+use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::HttpStatusError;
 use tokio::sync::mpsc;
@@ -32,7 +32,7 @@ use super::failure::{Failure, FailureFacts, FailureKind, classify, describe, fac
 use super::handler::UpstreamHandler;
 use super::handshake::{init_failure, negotiated_protocol, serve};
 use super::headers::resolve_headers;
-use super::http::http_client;
+use super::http::{Running, http_client};
 use super::lean_call::LeanHop;
 use super::options::BackendOptions;
 use super::sse_routes::CallRoutes;
@@ -280,12 +280,6 @@ impl Drop for SseTransport {
         self.reader.abort();
     }
 }
-
-/// A running client and the lean hop beside it.
-type Running = (
-    RunningService<RoleClient, UpstreamHandler>,
-    Option<Arc<LeanHop>>,
-);
 
 /// Connects and initializes a legacy SSE server; the lean hop of `tools/call` posts to the
 /// same message endpoint and takes its responses from the event stream's reader.

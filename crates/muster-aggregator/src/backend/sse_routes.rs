@@ -92,14 +92,10 @@ impl CallRoutes {
         let Some(key) = lean_key(&data, self.prefix) else {
             return Some(data);
         };
-        let key: Box<str> = Box::from(key);
-        let mut routes = self.lock();
-        match routes.calls.get(&key) {
-            Some(call) => {
-                if let Err(mpsc::error::SendError(_)) = call.send(data) {
-                    routes.calls.remove(&key);
-                }
-            }
+        let call = self.lock().calls.get(key).cloned();
+        match call {
+            // A call whose route is gone has removed its entry when the route was dropped.
+            Some(call) => drop(call.send(data)),
             None => tracing::debug!(id = %key, "dropping a message of a call that gave up"),
         }
         None
