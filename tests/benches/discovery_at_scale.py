@@ -256,15 +256,32 @@ def part_one():
     return {"backend": baseline, "first": firsts, "all": alls}
 
 
-def mcp_load(url, tool, arguments, sessions):
-    out = subprocess.run([MCP_LOAD, "--url", url, "--tool", tool, "--args",
-                          json.dumps(arguments), "-n", str(CALLS), "--warmup", "1",
-                          "--sessions", str(sessions), "--json", "-", "-q"],
-                         capture_output=True, text=True, timeout=600)
-    report = json.loads(out.stdout)
-    if report["failed"]:
-        raise RuntimeError(f"{tool} {arguments}: {report['errors']}")
-    return report["latency_ms"]
+def cpu_seconds(pid):
+    """User + system CPU time of process `pid` so far, from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def mcp_load(url, tool, arguments, sessions, pid=None):
+    """Latencies of CALLS calls over `sessions` sessions (after a second of unmeasured
+    ones); with `pid`, also that process's CPU time per call (ms, key `cpu_ms`), measured
+    over another CALLS calls in one session, so that opening the sessions is not counted."""
+    def run(count, sessions, warmup):
+        out = subprocess.run([MCP_LOAD, "--url", url, "--tool", tool, "--args",
+                              json.dumps(arguments), "-n", str(count), "--warmup", warmup,
+                              "--sessions", str(sessions), "--json", "-", "-q"],
+                             capture_output=True, text=True, timeout=600)
+        report = json.loads(out.stdout)
+        if report["failed"]:
+            raise RuntimeError(f"{tool} {arguments}: {report['errors']}")
+        return report
+    latency = run(CALLS, sessions, "1")["latency_ms"]
+    if pid:
+        before = cpu_seconds(pid)
+        report = run(CALLS, 1, "0")
+        latency["cpu_ms"] = (cpu_seconds(pid) - before) * 1000 / report["ok"]
+    return latency
 
 
 def part_two():
@@ -316,14 +333,16 @@ def part_two():
         reference = mcp_load(f"http://127.0.0.1:{echo_port}/mcp", "echo", {"message": "x"}, 1)
         print(f"\nmeta-tools at {SERVERS} servers x {TOOLS} tools, {WORKFLOWS} workflows, "
               f"{SESSIONS} sessions ({CALLS} calls each, concurrency 1):")
-        print(f"  {'call':<30} {'p50 ms':>8} {'p99 ms':>8} {'p50 x':>7} {'p99 x':>7}")
+        print(f"  {'call':<30} {'p50 ms':>8} {'p99 ms':>8} {'p50 x':>7} {'p99 x':>7} "
+              f"{'muster CPU ms':>14}")
         print(f"  {'bench-backend echo':<30} {reference['p50']:>8.3f} {reference['p99']:>8.3f}")
         results = {"reference": reference}
         for label, tool, arguments in cases:
-            latency = mcp_load(url, tool, arguments, SESSIONS)
+            latency = mcp_load(url, tool, arguments, SESSIONS, muster.pid)
             results[label] = latency
             print(f"  {label:<30} {latency['p50']:>8.3f} {latency['p99']:>8.3f} "
-                  f"{latency['p50'] / reference['p50']:>7.2f} {latency['p99'] / reference['p99']:>7.2f}")
+                  f"{latency['p50'] / reference['p50']:>7.2f} {latency['p99'] / reference['p99']:>7.2f} "
+                  f"{latency['cpu_ms']:>14.3f}")
         with open(f"/proc/{muster.pid}/status") as f:
             rss = next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
         print(f"  muster RSS after the calls: {rss / 1024:.1f} MB")

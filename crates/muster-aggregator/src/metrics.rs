@@ -191,10 +191,9 @@ impl CallMeter {
         self.0.duration.observe(elapsed);
     }
 
-    /// Counts one call whose result is `result` after `elapsed`.
-    pub(crate) fn record_result(&self, result: &CallToolResult, elapsed: Duration) {
-        let index = usize::from(result.is_error == Some(true));
-        self.0.outcomes[index].inc();
+    /// Counts one call that answered after `elapsed`, with an error result when `is_error`.
+    pub(crate) fn record_answer(&self, is_error: bool, elapsed: Duration) {
+        self.0.outcomes[usize::from(is_error)].inc();
         self.0.duration.observe(elapsed);
     }
 }

@@ -7,7 +7,7 @@ use muster_core::tool::ToolError;
 use muster_core::tool::reply::{error, json, string_arg, text};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::CoreTools;
 use crate::backend::BackendError;
@@ -131,10 +131,21 @@ and open the link it returns in your browser; the \
 
 impl CoreTools {
     pub(super) async fn service_list(&self) -> Result<CallToolResult, ToolError> {
+        /// `{"services": [...], "total": n}`, written from the statuses as they are.
+        #[derive(Serialize)]
+        struct List<'a> {
+            services: &'a [ServiceStatus],
+            total: usize,
+        }
         let services = self.inner.services.list().await;
-        Ok(json(
-            &json!({ "services": services, "total": services.len() }),
-        ))
+        let list = List {
+            services: &services,
+            total: services.len(),
+        };
+        Ok(match serde_json::to_string(&list) {
+            Ok(text) => self::text(text),
+            Err(e) => error(format!("Failed to format result: {e}")),
+        })
     }
 
     pub(super) async fn service_status(

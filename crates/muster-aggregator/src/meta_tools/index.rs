@@ -16,6 +16,8 @@ pub(super) struct Index {
     tools: Vec<ToolText>,
     corpus: Corpus,
     list_tools: OnceLock<String>,
+    /// The `list_tools` result as JSON.
+    list_tools_encoded: OnceLock<Arc<str>>,
 }
 
 /// The texts discovery reads for one tool.
@@ -51,6 +53,7 @@ impl Index {
             tools,
             corpus,
             list_tools: OnceLock::new(),
+            list_tools_encoded: OnceLock::new(),
         }
     }
 
@@ -72,6 +75,19 @@ impl Index {
     /// The `list_tools` text of this snapshot, rendered by `render` on first use.
     pub(super) fn list_tools(&self, render: impl FnOnce(&AggregatedCatalog) -> String) -> &str {
         self.list_tools.get_or_init(|| render(&self.catalog))
+    }
+
+    /// The `list_tools` result of this snapshot as JSON: `encode` applied to the text
+    /// `render` makes, on first use.
+    pub(super) fn list_tools_encoded(
+        &self,
+        encode: impl FnOnce(&str) -> Arc<str>,
+        render: impl FnOnce(&AggregatedCatalog) -> String,
+    ) -> Arc<str> {
+        let encoded = self
+            .list_tools_encoded
+            .get_or_init(|| encode(self.list_tools(render)));
+        Arc::clone(encoded)
     }
 }
 

@@ -1,5 +1,7 @@
 //! `list_tools`: every tool the caller can reach through `call_tool`, name and description.
 
+use std::sync::Arc;
+
 use rmcp::model::{CallToolResult, Tool};
 use serde::Serialize;
 
@@ -31,6 +33,16 @@ struct Entry<'a> {
 /// snapshot.
 pub(super) fn run(index: &Index) -> CallToolResult {
     reply::text(index.list_tools(render))
+}
+
+/// [`run`]'s result encoded as JSON (without `resultType`), once per snapshot.
+pub(super) fn encoded(index: &Index) -> Arc<str> {
+    let encode = |text: &str| {
+        let mut result = reply::text(text);
+        result.result_type = None;
+        serde_json::to_string(&result).unwrap_or_default().into()
+    };
+    index.list_tools_encoded(encode, render)
 }
 
 fn render(catalog: &AggregatedCatalog) -> String {

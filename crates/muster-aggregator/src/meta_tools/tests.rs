@@ -308,6 +308,32 @@ async fn list_tools_lists_names_and_descriptions_in_catalogue_order() {
 }
 
 #[tokio::test]
+async fn list_tools_answers_encoded_once_and_the_same_as_its_result() {
+    let meta = meta_tools();
+    let mut result = call(&meta, "list_tools", Value::Null).await;
+    result.result_type = None;
+    let Some(Answer::Encoded(first)) = meta
+        .answer("list_tools", None, CallContext::anonymous())
+        .await
+    else {
+        panic!("list_tools answered unencoded");
+    };
+    assert_eq!(&*first, serde_json::to_string(&result).unwrap());
+    let Some(Answer::Encoded(second)) = meta
+        .answer("list_tools", None, CallContext::anonymous())
+        .await
+    else {
+        panic!("list_tools answered unencoded");
+    };
+    // The same snapshot shares one encoding.
+    assert!(Arc::ptr_eq(&first, &second));
+    let other = meta
+        .answer("list_core_tools", None, CallContext::anonymous())
+        .await;
+    assert!(matches!(other, Some(Answer::Result(r)) if ok(&r)));
+}
+
+#[tokio::test]
 async fn describe_tool_gives_the_full_detail() {
     let meta = meta_tools();
     let result = call(

@@ -36,9 +36,7 @@ use futures::StreamExt;
 use muster_core::tool::{
     CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, SessionNotifier,
 };
-use rmcp::model::{
-    CallToolResult, JsonObject, ProgressNotificationParam, ProgressToken, ResultType,
-};
+use rmcp::model::{JsonObject, ProgressNotificationParam, ProgressToken, ResultType};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
@@ -50,10 +48,11 @@ use self::stateless::{PROTOCOL_VERSION_HEADER, StatelessCallParams};
 use super::room::SessionMap;
 use super::sessions::{SESSION_HEADER, SessionTable};
 use super::{Aggregator, MCP_PATH, notify};
-use crate::meta_tools;
+use crate::meta_tools::{self, Answer};
 
 mod fixed;
 mod handshake;
+mod pieces;
 mod stateless;
 mod stream;
 
@@ -438,7 +437,7 @@ impl LeanCall {
         state.aggregator.before_call(&context).await;
         let meta = state.aggregator.meta_tools().clone();
         let tool = name.clone();
-        let call = async move { meta.call(&tool, arguments, context).await };
+        let call = async move { meta.answer(&tool, arguments, context).await };
         let mut call = Box::pin(call);
         // A cancelled call answers as cancelled even when the tool returns at once.
         let first = tokio::select! {
@@ -523,7 +522,7 @@ fn finished_after_progress(
     name: &str,
     token: &ProgressToken,
     updates: Vec<ProgressUpdate>,
-    result: Option<CallToolResult>,
+    result: Option<Answer>,
 ) -> Response {
     let (events, body) = mpsc::channel::<Bytes>(updates.len() + 1);
     for update in updates {
@@ -533,13 +532,34 @@ fn finished_after_progress(
     sse_response(body)
 }
 
-fn finished(
-    id: &RawValue,
-    name: &str,
-    result: Option<CallToolResult>,
-    stateless: bool,
-) -> Response {
-    json_response(StatusCode::OK, result_message(id, name, result, stateless))
+fn finished(id: &RawValue, name: &str, result: Option<Answer>, stateless: bool) -> Response {
+    let Some(Answer::Encoded(json)) = result else {
+        return json_response(StatusCode::OK, result_message(id, name, result, stateless));
+    };
+    // The shared encoding goes out as it is, between the message's head and its end.
+    let (opening, skip) = encoded_opening(&json, stateless);
+    let head = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{opening}"#, id.get());
+    let body = pieces::Pieces::new([
+        Bytes::from(head),
+        pieces::shared_bytes(json).slice(skip..),
+        Bytes::from_static(b"}"),
+    ]);
+    let mut response = Response::new(Body::new(body));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// How a result encoded without `resultType` opens in a reply: what comes first, and how
+/// many of its bytes that replaces (a `stateless` reply adds `resultType` first).
+fn encoded_opening(json: &str, stateless: bool) -> (&'static str, usize) {
+    if stateless && json.starts_with('{') {
+        (r#"{"resultType":"complete","#, 1)
+    } else {
+        ("", 0)
+    }
 }
 
 fn cancelled(id: &RawValue) -> Response {
@@ -549,41 +569,50 @@ fn cancelled(id: &RawValue) -> Response {
     )
 }
 
-/// The JSON-RPC message answering `id` with `result` (`None`: tool `name` is unknown),
+/// The JSON-RPC message answering `id` with `answer` (`None`: tool `name` is unknown),
 /// worded as the rmcp handler words it; a `stateless` (2026-07-28) one says
 /// `"resultType":"complete"`.
-fn result_message(
-    id: &RawValue,
-    name: &str,
-    result: Option<CallToolResult>,
-    stateless: bool,
-) -> String {
-    let Some(mut result) = result else {
-        return error_message(
-            id,
-            INVALID_PARAMS,
-            &format!("tool '{name}' not found: tool not found"),
-        );
-    };
-    // `resultType` exists from 2026-07-28 on; session-era replies go without it, as rmcp
-    // writes them.
-    result.result_type = stateless.then_some(ResultType::COMPLETE);
-    match serde_json::to_string(&result) {
-        Ok(result) => {
-            let mut body = String::with_capacity(result.len() + id.get().len() + 40);
-            body.push_str(r#"{"jsonrpc":"2.0","id":"#);
-            body.push_str(id.get());
-            body.push_str(r#","result":"#);
-            body.push_str(&result);
-            body.push('}');
-            body
+fn result_message(id: &RawValue, name: &str, answer: Option<Answer>, stateless: bool) -> String {
+    let (written, shared): (String, Arc<str>);
+    // The result's JSON object, split where a stateless reply adds `resultType`.
+    let (opening, rest) = match answer {
+        None => {
+            return error_message(
+                id,
+                INVALID_PARAMS,
+                &format!("tool '{name}' not found: tool not found"),
+            );
         }
-        Err(e) => error_message(
-            id,
-            INTERNAL_ERROR,
-            &format!("cannot serialize the result: {e}"),
-        ),
-    }
+        Some(Answer::Result(mut result)) => {
+            // `resultType` exists from 2026-07-28 on; session-era replies go without it, as
+            // rmcp writes them.
+            result.result_type = stateless.then_some(ResultType::COMPLETE);
+            match serde_json::to_string(&result) {
+                Ok(json) => written = json,
+                Err(e) => {
+                    return error_message(
+                        id,
+                        INTERNAL_ERROR,
+                        &format!("cannot serialize the result: {e}"),
+                    );
+                }
+            }
+            ("", written.as_str())
+        }
+        Some(Answer::Encoded(json)) => {
+            shared = json;
+            let (opening, skip) = encoded_opening(&shared, stateless);
+            (opening, &shared[skip..])
+        }
+    };
+    let mut body = String::with_capacity(opening.len() + rest.len() + id.get().len() + 40);
+    body.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    body.push_str(id.get());
+    body.push_str(r#","result":"#);
+    body.push_str(opening);
+    body.push_str(rest);
+    body.push('}');
+    body
 }
 
 /// `notifications/progress` for `token`.
@@ -751,17 +780,72 @@ mod tests {
 
     #[test]
     fn responses_are_json_rpc() {
-        let result = CallToolResult::success(vec![rmcp::model::ContentBlock::text("hi")]);
-        let message = result_message(&raw("7"), "list_tools", Some(result.clone()), false);
+        let result =
+            rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text("hi")]);
+        let message = result_message(
+            &raw("7"),
+            "list_tools",
+            Some(Answer::Result(result.clone())),
+            false,
+        );
         assert_eq!(
             message,
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#
         );
-        let stateless = result_message(&raw("7"), "list_tools", Some(result), true);
+        let stateless = result_message(
+            &raw("7"),
+            "list_tools",
+            Some(Answer::Result(result.clone())),
+            true,
+        );
         assert_eq!(
             stateless,
             r#"{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete","content":[{"type":"text","text":"hi"}],"isError":false}}"#
         );
+        // A result encoded once reads the same, `resultType` included where it belongs.
+        let mut bare = result.clone();
+        bare.result_type = None;
+        let encoded: Arc<str> = serde_json::to_string(&bare).unwrap().into();
+        for stateless_reply in [false, true] {
+            assert_eq!(
+                result_message(
+                    &raw("7"),
+                    "list_tools",
+                    Some(Answer::Encoded(encoded.clone())),
+                    stateless_reply
+                ),
+                result_message(
+                    &raw("7"),
+                    "list_tools",
+                    Some(Answer::Result(result.clone())),
+                    stateless_reply
+                )
+            );
+        }
+        for stateless_reply in [false, true] {
+            let response = finished(
+                &raw("7"),
+                "list_tools",
+                Some(Answer::Encoded(encoded.clone())),
+                stateless_reply,
+            );
+            assert_eq!(
+                response.headers()[header::CONTENT_TYPE],
+                HeaderValue::from_static("application/json")
+            );
+            let body =
+                futures::executor::block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
+                    .unwrap();
+            assert_eq!(
+                std::str::from_utf8(&body).unwrap(),
+                result_message(
+                    &raw("7"),
+                    "list_tools",
+                    Some(Answer::Result(result.clone())),
+                    stateless_reply
+                )
+            );
+        }
         let response = finished(&raw("7"), "nope", None, false);
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(
