@@ -111,12 +111,9 @@ impl MetaTools {
         arguments: Option<JsonObject>,
         context: CallContext,
     ) -> Option<CallToolResult> {
-        let request_meta = context.request_meta.clone();
+        let observer = self.observer(name, context.request_meta.as_ref())?;
         let run = self.run(name, arguments, context);
-        self.observed(name, request_meta.as_ref(), run, |r| {
-            r.is_error == Some(true)
-        })
-        .await
+        observer.observe(run, |r| r.is_error == Some(true)).await
     }
 
     /// [`call`](Self::call) for a front door that writes the JSON itself: `list_tools`
@@ -134,25 +131,19 @@ impl MetaTools {
                 .await
                 .map(Answer::Result);
         }
+        let observer = self.observer(name, context.request_meta.as_ref())?;
         let catalog = self.registry.snapshot_for(&context.session);
         let run = async {
             Some(Answer::Encoded(list_tools::encoded(
                 &self.index.get(&catalog),
             )))
         };
-        self.observed(name, context.request_meta.as_ref(), run, |_| false)
-            .await
+        observer.observe(run, |_| false).await
     }
 
-    /// Runs `run`, the meta-tool `name`, in its span, counting its outcome (`is_error`) and
-    /// time with the tool's meter.
-    async fn observed<T>(
-        &self,
-        name: &str,
-        request_meta: Option<&JsonObject>,
-        run: impl Future<Output = Option<T>>,
-        is_error: impl FnOnce(&T) -> bool,
-    ) -> Option<T> {
+    /// The span and meter of a call of the meta-tool `name` (`None`: not a meta-tool),
+    /// the span's parent taken from the caller's `request_meta`.
+    fn observer(&self, name: &str, request_meta: Option<&JsonObject>) -> Option<Observer<'_>> {
         let index = META_TOOL_NAMES.iter().position(|&n| n == name)?;
         let span = muster_core::call_span!(
             target: observe::SPAN_TARGET,
@@ -165,15 +156,10 @@ impl MetaTools {
         if !span.is_disabled() {
             observe::set_parent_from_meta(&span, request_meta);
         }
-        let Some(meter) = self.meters.get(index) else {
-            return run.instrument(span).await;
-        };
-        let started = tokio::time::Instant::now();
-        let result = run.instrument(span).await;
-        if let Some(result) = &result {
-            meter.record_answer(is_error(result), started.elapsed());
-        }
-        result
+        Some(Observer {
+            span,
+            meter: self.meters.get(index),
+        })
     }
 
     async fn run(
@@ -200,6 +186,32 @@ impl MetaTools {
             "get_prompt" => prompts::get(Arc::clone(&catalog), &args).await,
             _ => return None,
         })
+    }
+}
+
+/// What one meta-tool call is observed with.
+struct Observer<'a> {
+    span: tracing::Span,
+    /// The tool's meter, when metrics are on.
+    meter: Option<&'a CallMeter>,
+}
+
+impl Observer<'_> {
+    /// Runs `run` in the span, counting its outcome (`is_error`) and time with the meter.
+    async fn observe<T>(
+        self,
+        run: impl Future<Output = Option<T>>,
+        is_error: impl FnOnce(&T) -> bool,
+    ) -> Option<T> {
+        let Some(meter) = self.meter else {
+            return run.instrument(self.span).await;
+        };
+        let started = tokio::time::Instant::now();
+        let result = run.instrument(self.span).await;
+        if let Some(result) = &result {
+            meter.record_answer(is_error(result), started.elapsed());
+        }
+        result
     }
 }
 

@@ -97,26 +97,42 @@ struct ProgressParams<'a> {
     message: Option<String>,
 }
 
-/// The request body, serialized in one pass.
-#[derive(serde::Serialize)]
-struct Request<'a> {
-    jsonrpc: &'static str,
-    id: &'a str,
-    method: &'static str,
-    params: Params<'a>,
-}
-
-#[derive(serde::Serialize)]
-struct Params<'a> {
-    name: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    arguments: Option<&'a JsonObject>,
-    #[serde(rename = "_meta", skip_serializing_if = "Meta::is_empty")]
-    meta: Meta<'a>,
+/// The body of a `tools/call` request with id `id` (plain ASCII), written in one pass.
+///
+/// # Errors
+///
+/// When an argument cannot be written as JSON.
+fn request_body(
+    id: &str,
+    name: &str,
+    arguments: Option<&JsonObject>,
+    meta: &Meta<'_>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut body = Vec::with_capacity(256);
+    body.extend_from_slice(br#"{"jsonrpc":"2.0","id":""#);
+    body.extend_from_slice(id.as_bytes());
+    body.extend_from_slice(br#"","method":"tools/call","params":{"name":"#);
+    serde_json::to_writer(&mut body, name)?;
+    if let Some(arguments) = arguments {
+        body.extend_from_slice(br#","arguments":"#);
+        serde_json::to_writer(&mut body, arguments)?;
+    }
+    if !meta.is_empty() {
+        body.extend_from_slice(br#","_meta":"#);
+        meta.write_to(&mut body)?;
+    }
+    body.extend_from_slice(b"}}");
+    Ok(body)
 }
 
 /// The `_meta` entries every request of a connection carries, values already serialized.
-type Stamp = Vec<(String, Box<RawValue>)>;
+#[derive(Debug)]
+struct Stamp {
+    entries: Vec<(String, Box<RawValue>)>,
+    /// All of `entries` as the inside of a JSON object (`"k":v,...`), for the requests
+    /// whose caller overrides none of them.
+    written: String,
+}
 
 /// The stamp of a connection that negotiated `version`: none before 2026-07-28.
 fn stamp_for(version: &ProtocolVersion) -> Result<Option<Stamp>, serde_json::Error> {
@@ -131,50 +147,86 @@ fn stamp_for(version: &ProtocolVersion) -> Result<Option<Stamp>, serde_json::Err
     stamp_of(&meta.0.0).map(Some)
 }
 
-/// `stamp` with each value serialized.
+/// `stamp` with each value serialized (a `progressToken` in it is left out: each request
+/// has its own).
 fn stamp_of(meta: &JsonObject) -> Result<Stamp, serde_json::Error> {
-    meta.iter()
-        .map(|(key, value)| Ok((key.clone(), serde_json::value::to_raw_value(value)?)))
-        .collect()
+    let mut entries = Vec::with_capacity(meta.len());
+    let mut written = Vec::new();
+    for (key, value) in meta {
+        if key == PROGRESS_TOKEN {
+            continue;
+        }
+        let value = serde_json::value::to_raw_value(value)?;
+        if !written.is_empty() {
+            written.push(b',');
+        }
+        serde_json::to_writer(&mut written, key)?;
+        written.push(b':');
+        written.extend_from_slice(value.get().as_bytes());
+        entries.push((key.clone(), value));
+    }
+    Ok(Stamp {
+        entries,
+        written: String::from_utf8(written).unwrap_or_default(),
+    })
 }
+
+/// The `_meta` key of a request's progress token.
+const PROGRESS_TOKEN: &str = "progressToken";
 
 struct Meta<'a> {
     /// What the connection's requests carry; the caller's keys win over it.
-    stamp: Option<&'a [(String, Box<RawValue>)]>,
+    stamp: Option<&'a Stamp>,
     caller: Option<&'a JsonObject>,
     progress_token: Option<&'a str>,
 }
 
 impl Meta<'_> {
     fn is_empty(&self) -> bool {
-        self.stamp.is_none_or(<[_]>::is_empty)
+        self.stamp.is_none_or(|s| s.entries.is_empty())
             && self.caller.is_none_or(JsonObject::is_empty)
             && self.progress_token.is_none()
     }
-}
 
-impl serde::Serialize for Meta<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(None)?;
-        if let Some(stamp) = self.stamp {
-            for (key, value) in stamp {
-                if self.caller.is_none_or(|c| !c.contains_key(key)) && key != "progressToken" {
-                    map.serialize_entry(key, &**value)?;
+    /// Writes the object: the stamp's entries the caller does not override, the caller's
+    /// entries, then the progress token (the caller's own token never goes on).
+    fn write_to(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        out.push(b'{');
+        let mut first = true;
+        let mut separate = |out: &mut Vec<u8>| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+        };
+        if let Some(stamp) = self.stamp.filter(|s| !s.entries.is_empty()) {
+            let overridden = |key: &str| self.caller.is_some_and(|caller| caller.contains_key(key));
+            if stamp.entries.iter().any(|(key, _)| overridden(key)) {
+                for (key, value) in stamp.entries.iter().filter(|(key, _)| !overridden(key)) {
+                    separate(out);
+                    serde_json::to_writer(&mut *out, key)?;
+                    out.push(b':');
+                    out.extend_from_slice(value.get().as_bytes());
                 }
+            } else {
+                separate(out);
+                out.extend_from_slice(stamp.written.as_bytes());
             }
         }
-        if let Some(caller) = self.caller {
-            for (key, value) in caller {
-                if key != "progressToken" {
-                    map.serialize_entry(key, value)?;
-                }
+        for (key, value) in self.caller.into_iter().flatten() {
+            if key != PROGRESS_TOKEN {
+                separate(out);
+                serde_json::to_writer(&mut *out, key)?;
+                out.push(b':');
+                serde_json::to_writer(&mut *out, value)?;
             }
         }
         if let Some(token) = self.progress_token {
-            map.serialize_entry("progressToken", token)?;
+            separate(out);
+            out.extend_from_slice(br#""progressToken":"#);
+            serde_json::to_writer(&mut *out, token)?;
         }
-        map.end()
+        out.push(b'}');
+        Ok(())
     }
 }
 
@@ -286,21 +338,12 @@ impl LeanHop {
         id.push_str(ID_PREFIX);
         id.push_str(itoa::Buffer::new().format(n));
         let progress = call.context.progress.as_ref();
-        let body = Request {
-            jsonrpc: "2.0",
-            id: &id,
-            method: "tools/call",
-            params: Params {
-                name: call.name.as_str(),
-                arguments: call.arguments.as_ref(),
-                meta: Meta {
-                    stamp: self.stamp.as_deref(),
-                    caller: call.context.request_meta.as_ref(),
-                    progress_token: progress.map(|_| id.as_str()),
-                },
-            },
+        let meta = Meta {
+            stamp: self.stamp.as_ref(),
+            caller: call.context.request_meta.as_ref(),
+            progress_token: progress.map(|_| id.as_str()),
         };
-        let body = match serde_json::to_vec(&body) {
+        let body = match request_body(&id, call.name.as_str(), call.arguments.as_ref(), &meta) {
             Ok(body) => body,
             Err(e) => {
                 return Outcome::Done(Err(ToolError::failed(format!("encoding the call: {e}"))));
@@ -645,23 +688,51 @@ pub(crate) fn has_param_headers(schema: &JsonObject) -> bool {
 mod tests {
     use super::*;
 
+    /// `meta` as written into a request.
+    fn written(meta: &Meta<'_>) -> String {
+        let mut out = Vec::new();
+        meta.write_to(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn the_stamp_yields_to_the_callers_keys() {
-        let stamp =
-            serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": 1})
-                .as_object()
-                .cloned()
-                .unwrap();
+        let stamp = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": 1, "progressToken": 5
+        });
+        let stamp = stamp_of(stamp.as_object().unwrap()).unwrap();
         let caller = serde_json::json!({"k": 2}).as_object().cloned().unwrap();
-        let stamp = stamp_of(&stamp).unwrap();
         let meta = Meta {
             stamp: Some(&stamp),
             caller: Some(&caller),
             progress_token: Some("muster-1"),
         };
         assert_eq!(
-            serde_json::to_string(&meta).unwrap(),
+            written(&meta),
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","k":2,"progressToken":"muster-1"}"#
+        );
+        // A caller overriding nothing takes the stamp as written once.
+        let other = serde_json::json!({"traceparent": "00-aa"})
+            .as_object()
+            .cloned()
+            .unwrap();
+        let meta = Meta {
+            stamp: Some(&stamp),
+            caller: Some(&other),
+            progress_token: None,
+        };
+        assert_eq!(
+            written(&meta),
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","k":1,"traceparent":"00-aa"}"#
+        );
+        let alone = Meta {
+            stamp: Some(&stamp),
+            caller: None,
+            progress_token: Some("muster-2"),
+        };
+        assert_eq!(
+            written(&alone),
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","k":1,"progressToken":"muster-2"}"#
         );
     }
 
@@ -687,45 +758,28 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap();
-        let body = Request {
-            jsonrpc: "2.0",
-            id: "muster-3",
-            method: "tools/call",
-            params: Params {
-                name: "echo",
-                arguments: Some(&arguments),
-                meta: Meta {
-                    stamp: None,
-                    caller: Some(&caller),
-                    progress_token: Some("muster-3"),
-                },
-            },
+        let meta = Meta {
+            stamp: None,
+            caller: Some(&caller),
+            progress_token: Some("muster-3"),
         };
-        let value = serde_json::to_value(&body).unwrap();
+        let body = request_body("muster-3", "echo \"quoted\"", Some(&arguments), &meta).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(
             value,
             serde_json::json!({
                 "jsonrpc": "2.0", "id": "muster-3", "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"message": "hi"},
+                "params": {"name": "echo \"quoted\"", "arguments": {"message": "hi"},
                            "_meta": {"traceparent": "00-aa-bb-01", "progressToken": "muster-3"}}
             })
         );
-        let bare = Request {
-            jsonrpc: "2.0",
-            id: "muster-4",
-            method: "tools/call",
-            params: Params {
-                name: "echo",
-                arguments: None,
-                meta: Meta {
-                    stamp: None,
-                    caller: None,
-                    progress_token: None,
-                },
-            },
+        let bare = Meta {
+            stamp: None,
+            caller: None,
+            progress_token: None,
         };
         assert_eq!(
-            serde_json::to_string(&bare).unwrap(),
+            String::from_utf8(request_body("muster-4", "echo", None, &bare).unwrap()).unwrap(),
             r#"{"jsonrpc":"2.0","id":"muster-4","method":"tools/call","params":{"name":"echo"}}"#
         );
     }
