@@ -112,8 +112,13 @@ impl MetaTools {
         context: CallContext,
     ) -> Option<CallToolResult> {
         let observer = self.observer(name, context.request_meta.as_ref())?;
-        let run = self.run(name, arguments, context);
-        observer.observe(run, |r| r.is_error == Some(true)).await
+        let started = observer.start();
+        let result = self
+            .run(name, arguments, context)
+            .instrument(observer.span.clone())
+            .await;
+        observer.record(result.as_ref(), started, |r| r.is_error == Some(true));
+        result
     }
 
     /// [`call`](Self::call) for a front door that writes the JSON itself: `list_tools`
@@ -132,13 +137,13 @@ impl MetaTools {
                 .map(Answer::Result);
         }
         let observer = self.observer(name, context.request_meta.as_ref())?;
+        let started = observer.start();
         let catalog = self.registry.snapshot_for(&context.session);
-        let run = async {
-            Some(Answer::Encoded(list_tools::encoded(
-                &self.index.get(&catalog),
-            )))
-        };
-        observer.observe(run, |_| false).await
+        let encoded = observer
+            .span
+            .in_scope(|| list_tools::encoded(&self.index.get(&catalog)));
+        observer.record(Some(&encoded), started, |_| false);
+        Some(Answer::Encoded(encoded))
     }
 
     /// The span and meter of a call of the meta-tool `name` (`None`: not a meta-tool),
@@ -189,7 +194,8 @@ impl MetaTools {
     }
 }
 
-/// What one meta-tool call is observed with.
+/// What one meta-tool call is observed with. The call's own future is instrumented where
+/// it is made, not handed to a combinator, so that its state is held once.
 struct Observer<'a> {
     span: tracing::Span,
     /// The tool's meter, when metrics are on.
@@ -197,21 +203,22 @@ struct Observer<'a> {
 }
 
 impl Observer<'_> {
-    /// Runs `run` in the span, counting its outcome (`is_error`) and time with the meter.
-    async fn observe<T>(
-        self,
-        run: impl Future<Output = Option<T>>,
+    /// When the call started, if its time is counted.
+    fn start(&self) -> Option<tokio::time::Instant> {
+        self.meter.map(|_| tokio::time::Instant::now())
+    }
+
+    /// Counts the call that `started` with its outcome (`is_error`: whether `result` is an
+    /// error result).
+    fn record<T>(
+        &self,
+        result: Option<&T>,
+        started: Option<tokio::time::Instant>,
         is_error: impl FnOnce(&T) -> bool,
-    ) -> Option<T> {
-        let Some(meter) = self.meter else {
-            return run.instrument(self.span).await;
-        };
-        let started = tokio::time::Instant::now();
-        let result = run.instrument(self.span).await;
-        if let Some(result) = &result {
+    ) {
+        if let (Some(meter), Some(started), Some(result)) = (self.meter, started, result) {
             meter.record_answer(is_error(result), started.elapsed());
         }
-        result
     }
 }
 

@@ -348,10 +348,15 @@ impl Aggregator {
     ) {
         #[cfg(feature = "http-client")]
         if let Some(auth) = &self.inner.backend_auth {
-            if let Some(caller) = caller {
-                auth.forward_identity(session, caller).await;
-            }
-            auth.restore_sign_ins(session, caller).await;
+            // Boxed, so that the futures of calls without backend sign-ins (most) stay small:
+            // a call's future is moved whole on its way to the runtime.
+            Box::pin(async move {
+                if let Some(caller) = caller {
+                    auth.forward_identity(session, caller).await;
+                }
+                auth.restore_sign_ins(session, caller).await;
+            })
+            .await;
         }
         #[cfg(not(feature = "http-client"))]
         let _ = (session, caller);

@@ -90,7 +90,9 @@ pub(crate) async fn forward(
             }
         }
     }
-    forward_rmcp(conn, provider, call).await
+    // Boxed: the rmcp path's state would otherwise double the size of every call's future,
+    // lean ones included, and the future is moved whole on its way to the runtime.
+    Box::pin(forward_rmcp(conn, provider, call)).await
 }
 
 /// Whether the catalog's schema of `tool` promotes arguments to `Mcp-Param-*` headers.

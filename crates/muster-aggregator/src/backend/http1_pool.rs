@@ -91,7 +91,7 @@ impl Http1Pool {
             Err(mut error) => match error.take_message() {
                 // The connection closed before the request was written: a new one takes it.
                 Some(request) => {
-                    let mut sender = self.connect().await?;
+                    let mut sender = Box::pin(self.connect()).await?;
                     let response = sender
                         .send_request(request)
                         .await
@@ -117,7 +117,9 @@ impl Http1Pool {
             }
             Taken::None => {}
         }
-        self.connect().await
+        // Boxed: opening a connection is rare, and its state would otherwise be carried
+        // (and moved) by every request's future.
+        Box::pin(self.connect()).await
     }
 
     fn take_ready(&self) -> Taken {

@@ -435,9 +435,16 @@ impl LeanCall {
             ..CallContext::default()
         };
         state.aggregator.before_call(&context).await;
-        let meta = state.aggregator.meta_tools().clone();
+        // The aggregator is one `Arc`; the meta-tools themselves hold boxed services that
+        // would be cloned (allocated) for every call.
+        let aggregator = state.aggregator.clone();
         let tool = name.clone();
-        let call = async move { meta.answer(&tool, arguments, context).await };
+        let call = async move {
+            aggregator
+                .meta_tools()
+                .answer(&tool, arguments, context)
+                .await
+        };
         let mut call = Box::pin(call);
         // A cancelled call answers as cancelled even when the tool returns at once.
         let first = tokio::select! {
