@@ -130,6 +130,24 @@ fn split(value: &str) -> Option<(String, Option<u16>)> {
     Some((unbracket(authority.host()), authority.port_u16()))
 }
 
+/// `(host, port)` of a plain `name[:port]` value, read in place: a host of letters, digits,
+/// dots and dashes, and a port that is a number below 65 536. `None` for anything else
+/// (brackets, userinfo, other characters), which [`split`] reads, with the same result for
+/// plain values.
+fn split_plain(value: &str) -> Option<(&str, Option<u16>)> {
+    let (name, port) = match value.rsplit_once(':') {
+        Some((name, port)) => {
+            if port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            (name, Some(port.parse::<u16>().ok()?))
+        }
+        None => (value, None),
+    };
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b == b'.' || b == b'-';
+    (!name.is_empty() && name.bytes().all(plain)).then_some((name, port))
+}
+
 /// An [`AllowedHosts`] made ready for checking requests: its entries split once.
 #[derive(Debug)]
 pub(super) struct HostCheck {
@@ -151,8 +169,17 @@ impl HostCheck {
 
     fn allows(entries: &[(String, Option<u16>)], name: &str, port: Option<u16>) -> bool {
         entries.iter().any(|(allowed, allowed_port)| {
-            allowed == name && allowed_port.is_none_or(|p| Some(p) == port)
+            allowed.eq_ignore_ascii_case(name) && allowed_port.is_none_or(|p| Some(p) == port)
         })
+    }
+
+    /// Whether a `Host` value is allowed: read in place when it is a plain `name[:port]`
+    /// (every client's), through [`split`] otherwise.
+    fn allows_host(entries: &[(String, Option<u16>)], host: &str) -> bool {
+        match split_plain(host.trim()) {
+            Some((name, port)) => Self::allows(entries, name, port),
+            None => split(host).is_some_and(|(name, port)| Self::allows(entries, &name, port)),
+        }
     }
 
     /// Why a request was refused: the `403` body; `None` when it is allowed.
@@ -164,7 +191,7 @@ impl HostCheck {
             .map(Cow::Borrowed)
             .or_else(|| uri.authority().map(|a| Cow::Owned(a.as_str().to_owned())))
             .unwrap_or_default();
-        if !split(&host).is_some_and(|(name, port)| Self::allows(entries, &name, port)) {
+        if !Self::allows_host(entries, &host) {
             tracing::warn!(host = %host, "refused request with a disallowed Host header");
             return Some(format!(
                 "Forbidden: invalid Host header {}",
@@ -265,6 +292,48 @@ mod tests {
         ];
         for (origin, allowed) in table {
             assert_eq!(hosts.allows_origin(origin), allowed, "{origin}");
+        }
+    }
+
+    #[test]
+    fn plain_host_values_read_in_place_as_split_reads_them() {
+        let values = [
+            "localhost",
+            "LocalHost:8090",
+            "127.0.0.1:0",
+            "127.0.0.1:65535",
+            "example.com:08090",
+            "a-b.example",
+            "[::1]:8090",
+            "user@localhost:1",
+            "localhost:",
+            "localhost:99999",
+            "local host",
+            ":80",
+            "",
+        ];
+        for value in values {
+            if let Some((name, port)) = split_plain(value) {
+                assert_eq!(
+                    split(value),
+                    Some((name.to_ascii_lowercase(), port)),
+                    "{value}"
+                );
+            }
+        }
+        assert_eq!(
+            split_plain("LocalHost:8090"),
+            Some(("LocalHost", Some(8090)))
+        );
+        assert_eq!(split_plain("localhost"), Some(("localhost", None)));
+        for other in [
+            "[::1]:8090",
+            "user@localhost:1",
+            "localhost:",
+            "localhost:99999",
+            ":80",
+        ] {
+            assert_eq!(split_plain(other), None, "{other}");
         }
     }
 
