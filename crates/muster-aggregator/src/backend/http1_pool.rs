@@ -1,16 +1,18 @@
 //! Keep-alive HTTP/1.1 connections to one plain `http://` server, for the lean hop.
 //!
-//! hyper-util's pooled client races a new connection (and a name lookup on the blocking
-//! pool) against the return of a busy one whenever no connection is idle at the instant a
-//! request starts, and a connection whose reply has just been read is handed back by a task
-//! of its own. Back-to-back calls at concurrency 1 kept opening connections that way. Here a
-//! request takes a connection that is ready, lets the connection tasks run once when only
-//! busy ones are left (the one whose reply was just read becomes ready then), and opens a
-//! new connection only after that. Requests that never reached a connection that closed
-//! meanwhile are sent again on a new one.
+//! A connection has no task of its own: the call using it polls the connection's future
+//! together with its request, and then with the reply's body, so that an exchange takes no
+//! wake-up across tasks. Once the reply's body has been read to its end the connection goes
+//! back to the pool, and a request takes the connection that was kept last. A kept
+//! connection is polled once when it is taken, so that one the server closed while it was
+//! idle is dropped then; a request that finds none opens one. Requests that never reached a
+//! connection that closed meanwhile are sent again on a new one.
 
+use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::pin::{Pin, pin};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -25,11 +27,11 @@ use tokio::net::TcpStream;
 
 use super::failure::with_causes;
 
-/// Connections kept per server (a few KB each while idle); a request that finds all of them
-/// busy opens one more, which is closed after its exchange when the set is full.
+/// Connections kept per server (a few KB each while idle); a request that finds none kept
+/// opens one more, which is closed after its exchange when the set is full.
 const MAX_KEPT: usize = 256;
 
-/// The connections to one server. Each has a task of its own that drives it.
+/// The connections to one server.
 #[derive(Debug)]
 pub(crate) struct Http1Pool {
     host: String,
@@ -39,7 +41,72 @@ pub(crate) struct Http1Pool {
     /// The request target (origin form).
     target: PathAndQuery,
     connect_timeout: Duration,
-    kept: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+    /// Boxed: a connection's state is large, and it moves in and out of the pool and
+    /// along with its reply, a pointer instead of the whole.
+    #[allow(clippy::vec_box)]
+    kept: Mutex<Vec<Box<Conn>>>,
+}
+
+/// One connection: the handle requests are sent with, and the connection's future, which
+/// whoever uses the connection polls.
+struct Conn {
+    sender: SendRequest<Full<Bytes>>,
+    connection: http1::Connection<TokioIo<TcpStream>, Full<Bytes>>,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn").finish_non_exhaustive()
+    }
+}
+
+impl Conn {
+    /// Polls the connection's future (its reads and writes): `Ready` once it has ended,
+    /// closed or failed, after which it must not be polled again.
+    fn poll_connection(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        Pin::new(&mut self.connection).poll(cx).map(|ended| {
+            if let Err(e) = ended {
+                tracing::debug!(error = %with_causes(&e), "a lean-hop connection ended");
+            }
+        })
+    }
+}
+
+/// A connection in use by one exchange; dropped before [`release`](Self::release), it is
+/// closed.
+#[derive(Debug)]
+pub(crate) struct InUse {
+    /// `None` once the connection has ended (or was handed back).
+    conn: Option<Box<Conn>>,
+    pool: Arc<Http1Pool>,
+}
+
+impl InUse {
+    /// Polls `work` (the exchange's response, or its body) to its end, driving the
+    /// connection meanwhile.
+    pub(crate) async fn drive<F: Future>(&mut self, work: F) -> F::Output {
+        let mut work = pin!(work);
+        poll_fn(|cx| {
+            if let Poll::Ready(out) = work.as_mut().poll(cx) {
+                return Poll::Ready(out);
+            }
+            // What the connection reads now reaches `work` at once.
+            if let Some(conn) = &mut self.conn
+                && conn.poll_connection(cx).is_ready()
+            {
+                self.conn = None;
+            }
+            work.as_mut().poll(cx)
+        })
+        .await
+    }
+
+    /// Hands the connection back to the pool: its exchange is over.
+    pub(crate) fn release(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.pool.keep(conn);
+        }
+    }
 }
 
 impl Http1Pool {
@@ -63,85 +130,82 @@ impl Http1Pool {
         })
     }
 
-    fn kept(&self) -> MutexGuard<'_, Vec<SendRequest<Full<Bytes>>>> {
+    #[allow(clippy::vec_box)]
+    fn kept(&self) -> MutexGuard<'_, Vec<Box<Conn>>> {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// POSTs `body` with `headers` (and the server's `Host`) to the server's URL.
+    /// POSTs `body` with `headers` (and the server's `Host`) to the server's URL: the
+    /// response, and the connection its body is read with.
     ///
     /// # Errors
     ///
     /// The connection's or the exchange's error and its causes, as one line.
     pub(crate) async fn post(
-        &self,
+        self: &Arc<Self>,
         headers: http::HeaderMap,
         body: Bytes,
-    ) -> Result<Response<Incoming>, String> {
+    ) -> Result<(Response<Incoming>, InUse), String> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = http::Method::POST;
         *request.uri_mut() = Uri::from(self.target.clone());
         *request.headers_mut() = headers;
         request.headers_mut().insert(HOST, self.host_header.clone());
-        let mut sender = self.checkout().await?;
-        match sender.try_send_request(request).await {
-            Ok(response) => {
-                self.keep(sender);
-                Ok(response)
-            }
+        let mut conn = self.checkout().await?;
+        let sent = conn.sender.try_send_request(request);
+        let mut in_use = self.in_use(conn);
+        match in_use.drive(sent).await {
+            Ok(response) => Ok((response, in_use)),
             Err(mut error) => match error.take_message() {
                 // The connection closed before the request was written: a new one takes it.
                 Some(request) => {
-                    let mut sender = Box::pin(self.connect()).await?;
-                    let response = sender
-                        .send_request(request)
-                        .await
-                        .map_err(|e| with_causes(&e))?;
-                    self.keep(sender);
-                    Ok(response)
+                    let mut conn = Box::pin(self.connect()).await?;
+                    let sent = conn.sender.send_request(request);
+                    let mut in_use = self.in_use(conn);
+                    let response = in_use.drive(sent).await.map_err(|e| with_causes(&e))?;
+                    Ok((response, in_use))
                 }
                 None => Err(with_causes(error.error())),
             },
         }
     }
 
-    /// A connection ready for a request: a kept one, or a new one.
-    async fn checkout(&self) -> Result<SendRequest<Full<Bytes>>, String> {
-        match self.take_ready() {
-            Taken::Ready(sender) => return Ok(sender),
-            Taken::AllBusy => {
-                // The connection whose reply was read last is made ready by its task.
-                tokio::task::yield_now().await;
-                if let Taken::Ready(sender) = self.take_ready() {
-                    return Ok(sender);
-                }
+    fn in_use(self: &Arc<Self>, conn: Box<Conn>) -> InUse {
+        InUse {
+            conn: Some(conn),
+            pool: Arc::clone(self),
+        }
+    }
+
+    /// A connection ready for a request: the one kept last that is still open, or a new
+    /// one.
+    async fn checkout(&self) -> Result<Box<Conn>, String> {
+        loop {
+            let Some(mut conn) = self.kept().pop() else {
+                break;
+            };
+            // Polled once: a connection the server closed while it was idle ends here, and
+            // one whose last exchange just ended becomes ready.
+            let ended = poll_fn(|cx| Poll::Ready(conn.poll_connection(cx).is_ready())).await;
+            if !ended && conn.sender.is_ready() {
+                return Ok(conn);
             }
-            Taken::None => {}
         }
         // Boxed: opening a connection is rare, and its state would otherwise be carried
         // (and moved) by every request's future.
         Box::pin(self.connect()).await
     }
 
-    fn take_ready(&self) -> Taken {
-        let mut kept = self.kept();
-        kept.retain(|sender| !sender.is_closed());
-        match kept.iter().rposition(SendRequest::is_ready) {
-            Some(i) => Taken::Ready(kept.swap_remove(i)),
-            None if kept.is_empty() => Taken::None,
-            None => Taken::AllBusy,
-        }
-    }
-
-    /// Keeps `sender` for later requests (its exchange may still be running).
-    fn keep(&self, sender: SendRequest<Full<Bytes>>) {
+    /// Keeps `conn`, whose exchange is over, for later requests.
+    fn keep(&self, conn: Box<Conn>) {
         let mut kept = self.kept();
         if kept.len() < MAX_KEPT {
-            kept.push(sender);
+            kept.push(conn);
         }
     }
 
     /// Opens a connection within the connect timeout, trying each address of the host.
-    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, String> {
+    async fn connect(&self) -> Result<Box<Conn>, String> {
         let stream = tokio::time::timeout(self.connect_timeout, self.open_stream())
             .await
             .map_err(|_| {
@@ -153,12 +217,7 @@ impl Http1Pool {
         let (sender, connection) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| with_causes(&e))?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %with_causes(&e), "a lean-hop connection ended");
-            }
-        });
-        Ok(sender)
+        Ok(Box::new(Conn { sender, connection }))
     }
 
     async fn open_stream(&self) -> Result<TcpStream, String> {
@@ -182,23 +241,15 @@ impl Http1Pool {
     }
 }
 
-/// What [`Http1Pool::take_ready`] found.
-enum Taken {
-    Ready(SendRequest<Full<Bytes>>),
-    /// Connections are kept, none of them ready yet.
-    AllBusy,
-    None,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use http_body_util::BodyExt;
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    /// A server answering every request with `ok`, counting the connections it accepted.
-    async fn counting_server() -> (Uri, Arc<AtomicUsize>) {
+    /// A server answering every request with `ok` (closing the connection after each
+    /// answer when `close`), counting the connections it accepted.
+    async fn counting_server(close: bool) -> (Uri, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -216,6 +267,7 @@ mod tests {
                         )))
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
+                        .keep_alive(!close)
                         .serve_connection(TokioIo::new(stream), service)
                         .await;
                 });
@@ -225,37 +277,44 @@ mod tests {
         (uri, accepted)
     }
 
+    /// POSTs an empty body and reads the reply to its end, driving the connection.
+    async fn post_and_read(pool: &Arc<Http1Pool>) -> Result<Bytes, String> {
+        let (response, mut connection) = pool.post(http::HeaderMap::new(), Bytes::new()).await?;
+        let mut body = response.into_body();
+        let mut read = Vec::new();
+        while let Some(frame) = connection.drive(body.frame()).await {
+            let frame = frame.map_err(|e| e.to_string())?;
+            if let Ok(data) = frame.into_data() {
+                read.extend_from_slice(&data);
+            }
+        }
+        connection.release();
+        Ok(read.into())
+    }
+
+    fn pool_of(uri: &Uri) -> Arc<Http1Pool> {
+        Arc::new(Http1Pool::new(uri, Duration::from_secs(2)).unwrap())
+    }
+
     #[tokio::test]
     async fn back_to_back_requests_share_one_connection() {
-        let (uri, accepted) = counting_server().await;
-        let pool = Http1Pool::new(&uri, Duration::from_secs(2)).unwrap();
+        let (uri, accepted) = counting_server(false).await;
+        let pool = pool_of(&uri);
         for _ in 0..50 {
-            let response = pool
-                .post(http::HeaderMap::new(), Bytes::new())
-                .await
-                .unwrap();
-            let body = response.into_body().collect().await.unwrap().to_bytes();
-            assert_eq!(&body[..], b"ok");
+            assert_eq!(&post_and_read(&pool).await.unwrap()[..], b"ok");
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
     async fn concurrent_requests_open_more_connections_and_keep_them() {
-        let (uri, accepted) = counting_server().await;
-        let pool = Arc::new(Http1Pool::new(&uri, Duration::from_secs(2)).unwrap());
+        let (uri, accepted) = counting_server(false).await;
+        let pool = pool_of(&uri);
         for _ in 0..3 {
             let calls: Vec<_> = (0..4)
                 .map(|_| {
                     let pool = pool.clone();
-                    tokio::spawn(async move {
-                        let response = pool.post(http::HeaderMap::new(), Bytes::new()).await?;
-                        response
-                            .into_body()
-                            .collect()
-                            .await
-                            .map_err(|e| e.to_string())
-                    })
+                    tokio::spawn(async move { post_and_read(&pool).await })
                 })
                 .collect();
             for call in calls {
@@ -267,12 +326,40 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn connections_the_server_closed_are_replaced() {
+        let (uri, accepted) = counting_server(true).await;
+        let pool = pool_of(&uri);
+        for _ in 0..5 {
+            assert_eq!(&post_and_read(&pool).await.unwrap()[..], b"ok");
+            // Give the server's close time to arrive before the next request.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 5);
+        assert!(pool.kept().len() <= 1);
+    }
+
+    #[tokio::test]
+    async fn a_reply_dropped_unread_closes_its_connection() {
+        let (uri, accepted) = counting_server(false).await;
+        let pool = pool_of(&uri);
+        for _ in 0..3 {
+            let (response, _connection) = pool
+                .post(http::HeaderMap::new(), Bytes::new())
+                .await
+                .unwrap();
+            drop(response);
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 3);
+        assert!(pool.kept().is_empty());
+    }
+
+    #[tokio::test]
     async fn a_refused_connection_names_its_cause() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         drop(listener);
         let uri: Uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
-        let pool = Http1Pool::new(&uri, Duration::from_secs(1)).unwrap();
+        let pool = Arc::new(Http1Pool::new(&uri, Duration::from_secs(1)).unwrap());
         let error = pool
             .post(http::HeaderMap::new(), Bytes::new())
             .await

@@ -16,7 +16,7 @@ use http::{HeaderMap, StatusCode};
 use http_body_util::BodyExt;
 
 use super::failure::with_causes;
-use super::http1_pool::Http1Pool;
+use super::http1_pool::{Http1Pool, InUse};
 
 /// Environment variables through which reqwest sends plain-HTTP requests to a proxy.
 const PROXY_VARIABLES: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
@@ -45,7 +45,8 @@ pub(crate) struct Reply {
 }
 
 enum ReplyBody {
-    Plain(hyper::body::Incoming),
+    /// The body, and the connection that reads it (handed back at the body's end).
+    Plain(hyper::body::Incoming, InUse),
     Reqwest(reqwest::Response),
 }
 
@@ -78,12 +79,12 @@ impl LeanClient {
     pub(crate) async fn post(&self, headers: HeaderMap, body: Bytes) -> Result<Reply, String> {
         match self {
             Self::Plain(pool) => {
-                let response = pool.post(headers, body).await?;
+                let (response, connection) = pool.post(headers, body).await?;
                 let (parts, body) = response.into_parts();
                 Ok(Reply {
                     status: parts.status,
                     headers: parts.headers,
-                    body: ReplyBody::Plain(body),
+                    body: ReplyBody::Plain(body, connection),
                 })
             }
             Self::Reqwest { client, url } => {
@@ -155,14 +156,19 @@ impl Reply {
     /// When the connection fails while the body is read.
     pub(crate) async fn chunk(&mut self) -> Option<Result<Bytes, String>> {
         match &mut self.body {
-            ReplyBody::Plain(body) => loop {
-                match body.frame().await? {
-                    Ok(frame) => {
+            ReplyBody::Plain(body, connection) => loop {
+                match connection.drive(body.frame()).await {
+                    // The exchange is over: the connection can carry the next one.
+                    None => {
+                        connection.release();
+                        return None;
+                    }
+                    Some(Ok(frame)) => {
                         if let Ok(data) = frame.into_data() {
                             return Some(Ok(data));
                         }
                     }
-                    Err(e) => return Some(Err(with_causes(&e))),
+                    Some(Err(e)) => return Some(Err(with_causes(&e))),
                 }
             },
             ReplyBody::Reqwest(response) => response
