@@ -15,7 +15,9 @@ one Python MCP server (the official SDK 2.x, stateless, JSON replies), WORKFLOWS
 workflows and SESSIONS (1 000) MCP sessions open. mcp-load then calls each meta-tool CALLS
 (500) times at concurrency 1, round-robin over the SESSIONS sessions; p50 and p99 of each
 are set against the backend's `echo` measured by mcp-load in the same run: one MCP round
-trip to a fast rmcp server on loopback, answered as an SSE stream, for scale.
+trip to a fast rmcp server on loopback, answered as an SSE stream, for scale. The last
+column is muster's CPU time (user + system, from /proc) per call, measured over another
+CALLS calls in one session so that opening the sessions is not counted.
 
 PARTS (default "1,2") picks the parts to run, e.g. PARTS=1 for start to ready alone.
 
