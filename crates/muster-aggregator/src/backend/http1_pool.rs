@@ -24,12 +24,17 @@ use hyper::body::Incoming;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 use super::failure::with_causes;
 
 /// Connections kept per server (a few KB each while idle); a request that finds none kept
 /// opens one more, which is closed after its exchange when the set is full.
 const MAX_KEPT: usize = 256;
+
+/// How often every kept connection is polled, so that those the server closed while idle
+/// are dropped even when the ones kept last serve every request.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// The connections to one server.
 #[derive(Debug)]
@@ -41,10 +46,18 @@ pub(crate) struct Http1Pool {
     /// The request target (origin form).
     target: PathAndQuery,
     connect_timeout: Duration,
+    kept: Mutex<Kept>,
+}
+
+/// The idle connections, the one kept last at the end.
+#[derive(Debug)]
+struct Kept {
     /// Boxed: a connection's state is large, and it moves in and out of the pool and
     /// along with its reply, a pointer instead of the whole.
     #[allow(clippy::vec_box)]
-    kept: Mutex<Vec<Box<Conn>>>,
+    conns: Vec<Box<Conn>>,
+    /// When every kept connection was last polled.
+    swept: Instant,
 }
 
 /// One connection: the handle requests are sent with, and the connection's future, which
@@ -126,12 +139,14 @@ impl Http1Pool {
                 .cloned()
                 .unwrap_or_else(|| PathAndQuery::from_static("/")),
             connect_timeout,
-            kept: Mutex::new(Vec::new()),
+            kept: Mutex::new(Kept {
+                conns: Vec::new(),
+                swept: Instant::now(),
+            }),
         })
     }
 
-    #[allow(clippy::vec_box)]
-    fn kept(&self) -> MutexGuard<'_, Vec<Box<Conn>>> {
+    fn kept(&self) -> MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -180,8 +195,11 @@ impl Http1Pool {
     /// A connection ready for a request: the one kept last that is still open, or a new
     /// one.
     async fn checkout(&self) -> Result<Box<Conn>, String> {
+        if self.kept().swept.elapsed() >= SWEEP_EVERY {
+            self.sweep().await;
+        }
         loop {
-            let Some(mut conn) = self.kept().pop() else {
+            let Some(mut conn) = self.kept().conns.pop() else {
                 break;
             };
             // Polled once: a connection the server closed while it was idle ends here, and
@@ -196,11 +214,23 @@ impl Http1Pool {
         Box::pin(self.connect()).await
     }
 
+    /// Polls every kept connection once, dropping those that have ended.
+    async fn sweep(&self) {
+        poll_fn(|cx| {
+            let mut kept = self.kept();
+            kept.conns
+                .retain_mut(|conn| conn.poll_connection(cx).is_pending());
+            kept.swept = Instant::now();
+            Poll::Ready(())
+        })
+        .await;
+    }
+
     /// Keeps `conn`, whose exchange is over, for later requests.
     fn keep(&self, conn: Box<Conn>) {
         let mut kept = self.kept();
-        if kept.len() < MAX_KEPT {
-            kept.push(conn);
+        if kept.conns.len() < MAX_KEPT {
+            kept.conns.push(conn);
         }
     }
 
@@ -335,7 +365,49 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 5);
-        assert!(pool.kept().len() <= 1);
+        assert!(pool.kept().conns.len() <= 1);
+    }
+
+    #[tokio::test]
+    async fn kept_connections_the_server_closed_are_swept() {
+        // The server closes its first connection 100 ms after accepting it.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri: Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        tokio::spawn(async move {
+            let mut first = true;
+            while let Ok((stream, _)) = listener.accept().await {
+                let lifetime = std::mem::take(&mut first).then(|| Duration::from_millis(100));
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(|_request| async {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        Ok::<_, std::convert::Infallible>(Response::new(Full::new(
+                            Bytes::from_static(b"ok"),
+                        )))
+                    });
+                    let serving = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service);
+                    match lifetime {
+                        Some(lifetime) => drop(tokio::time::timeout(lifetime, serving).await),
+                        None => drop(serving.await),
+                    }
+                });
+            }
+        });
+        let pool = pool_of(&uri);
+        // Two calls at once: two connections kept.
+        let (a, b) = tokio::join!(post_and_read(&pool), post_and_read(&pool));
+        assert_eq!((&a.unwrap()[..], &b.unwrap()[..]), (&b"ok"[..], &b"ok"[..]));
+        assert_eq!(pool.kept().conns.len(), 2);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        pool.sweep().await;
+        assert_eq!(
+            pool.kept().conns.len(),
+            1,
+            "the closed connection is dropped"
+        );
+        assert_eq!(&post_and_read(&pool).await.unwrap()[..], b"ok");
     }
 
     #[tokio::test]
@@ -350,7 +422,7 @@ mod tests {
             drop(response);
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
-        assert!(pool.kept().is_empty());
+        assert!(pool.kept().conns.is_empty());
     }
 
     #[tokio::test]
