@@ -4,9 +4,10 @@
 //! together with its request, and then with the reply's body, so that an exchange takes no
 //! wake-up across tasks. Once the reply's body has been read to its end the connection goes
 //! back to the pool, and a request takes the connection that was kept last. A kept
-//! connection is polled once when it is taken, so that one the server closed while it was
-//! idle is dropped then; a request that finds none opens one. Requests that never reached a
-//! connection that closed meanwhile are sent again on a new one.
+//! connection is polled once when it is taken, and every kept connection once a second, so
+//! that those the server closed while idle are dropped; a request that finds none opens
+//! one. Requests that never reached a connection that closed meanwhile are sent again on a
+//! new one.
 
 use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
