@@ -61,6 +61,15 @@ struct Kept {
     swept: Instant,
 }
 
+impl Kept {
+    /// Polls every kept connection once, dropping those that have ended.
+    fn sweep(&mut self, cx: &mut Context<'_>) {
+        self.conns
+            .retain_mut(|conn| conn.poll_connection(cx).is_pending());
+        self.swept = Instant::now();
+    }
+}
+
 /// One connection: the handle requests are sent with, and the connection's future, which
 /// whoever uses the connection polls.
 struct Conn {
@@ -196,35 +205,28 @@ impl Http1Pool {
     /// A connection ready for a request: the one kept last that is still open, or a new
     /// one.
     async fn checkout(&self) -> Result<Box<Conn>, String> {
-        if self.kept().swept.elapsed() >= SWEEP_EVERY {
-            self.sweep().await;
-        }
-        loop {
-            let Some(mut conn) = self.kept().conns.pop() else {
-                break;
-            };
-            // Polled once: a connection the server closed while it was idle ends here, and
-            // one whose last exchange just ended becomes ready.
-            let ended = poll_fn(|cx| Poll::Ready(conn.poll_connection(cx).is_ready())).await;
-            if !ended && conn.sender.is_ready() {
-                return Ok(conn);
-            }
+        if let Some(conn) = poll_fn(|cx| Poll::Ready(self.take_open(cx))).await {
+            return Ok(conn);
         }
         // Boxed: opening a connection is rare, and its state would otherwise be carried
         // (and moved) by every request's future.
         Box::pin(self.connect()).await
     }
 
-    /// Polls every kept connection once, dropping those that have ended.
-    async fn sweep(&self) {
-        poll_fn(|cx| {
-            let mut kept = self.kept();
-            kept.conns
-                .retain_mut(|conn| conn.poll_connection(cx).is_pending());
-            kept.swept = Instant::now();
-            Poll::Ready(())
-        })
-        .await;
+    /// The connection kept last that is still open and ready, sweeping every kept one first
+    /// when a sweep is due. Each is polled once: one the server closed while it was idle
+    /// ends then, and one whose last exchange just ended becomes ready.
+    fn take_open(&self, cx: &mut Context<'_>) -> Option<Box<Conn>> {
+        let mut kept = self.kept();
+        if kept.swept.elapsed() >= SWEEP_EVERY {
+            kept.sweep(cx);
+        }
+        while let Some(mut conn) = kept.conns.pop() {
+            if conn.poll_connection(cx).is_pending() && conn.sender.is_ready() {
+                return Some(conn);
+            }
+        }
+        None
     }
 
     /// Keeps `conn`, whose exchange is over, for later requests.
@@ -402,7 +404,11 @@ mod tests {
         assert_eq!((&a.unwrap()[..], &b.unwrap()[..]), (&b"ok"[..], &b"ok"[..]));
         assert_eq!(pool.kept().conns.len(), 2);
         tokio::time::sleep(Duration::from_millis(200)).await;
-        pool.sweep().await;
+        poll_fn(|cx| {
+            pool.kept().sweep(cx);
+            Poll::Ready(())
+        })
+        .await;
         assert_eq!(
             pool.kept().conns.len(),
             1,

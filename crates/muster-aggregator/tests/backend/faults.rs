@@ -5,9 +5,8 @@ use std::time::Duration;
 use muster_aggregator::backend::{Backend, BackendError, ServiceState};
 use muster_core::ToolError;
 use muster_core::resource::mcp_server::McpServerState;
-use muster_core::tool::{CallContext, ToolProvider};
+use muster_core::tool::ToolProvider;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use super::support::*;
@@ -158,23 +157,7 @@ async fn progress_extends_the_budget_up_to_the_maximum() {
 async fn a_cancelled_call_returns_promptly() {
     let backend = Backend::new("py", py_stdio(), options());
     backend.start().await.unwrap();
-    let cancellation = CancellationToken::new();
-    let context = CallContext {
-        cancellation: cancellation.clone(),
-        ..CallContext::anonymous()
-    };
-    let pending = backend
-        .service()
-        .oneshot(call("slow", json!({"seconds": 30})).with_context(context));
-    let canceller = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        cancellation.cancel();
-    };
-    let (result, ()) = tokio::time::timeout(Duration::from_secs(5), async {
-        tokio::join!(pending, canceller)
-    })
-    .await
-    .unwrap();
+    let result = cancelled_after_300ms(&backend, call("slow", json!({"seconds": 30}))).await;
     assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
     let result = backend
         .service()

@@ -201,15 +201,9 @@ impl EverythingHttp {
     }
 
     pub(crate) async fn start_on(mode: &str, port: u16) -> Self {
-        let child = tokio::process::Command::new(everything_bin())
-            .arg(mode)
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        wait_for_port(port).await;
+        let mut command = tokio::process::Command::new(everything_bin());
+        command.arg(mode);
+        let child = serve_on(command, port).await;
         Self {
             port,
             _child: child,
@@ -293,18 +287,14 @@ impl muster_core::tool::CallerRequests for RootsCaller {
     }
 }
 
-/// The Python server of the fixtures over `transport` (`sse` or `streamable-http`) on
-/// `port`, its streamable-HTTP replies JSON when `json_response`; killed on drop.
-pub(crate) async fn py_remote(
-    transport: &str,
+/// `command` started as a server on `port` (its `PORT`), silent and killed on drop, once
+/// the port accepts connections.
+pub(crate) async fn serve_on(
+    mut command: tokio::process::Command,
     port: u16,
-    json_response: bool,
 ) -> tokio::process::Child {
-    let child = tokio::process::Command::new(python())
-        .arg(py_server_script())
-        .arg(transport)
+    let child = command
         .env("PORT", port.to_string())
-        .env("JSON_RESPONSE", if json_response { "1" } else { "0" })
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -314,10 +304,27 @@ pub(crate) async fn py_remote(
     child
 }
 
-/// Checks that a call cancelled by its caller, and one its caller drops, are cancelled on
-/// the server of `backend` (the fixture's `wait_for_cancel` and `cancellations` tools).
-pub(crate) async fn cancellation_reaches_the_server(backend: &Backend) {
-    use muster_core::tool::{ToolError, ToolProvider};
+/// The Python server of the fixtures over `transport` (`sse` or `streamable-http`) on
+/// `port`, its streamable-HTTP replies JSON when `json_response`; killed on drop.
+pub(crate) async fn py_remote(
+    transport: &str,
+    port: u16,
+    json_response: bool,
+) -> tokio::process::Child {
+    let mut command = tokio::process::Command::new(python());
+    command
+        .arg(py_server_script())
+        .arg(transport)
+        .env("JSON_RESPONSE", if json_response { "1" } else { "0" });
+    serve_on(command, port).await
+}
+
+/// What `call` on `backend` returns when its caller cancels it after 300 ms (within 5 s).
+pub(crate) async fn cancelled_after_300ms(
+    backend: &Backend,
+    call: muster_core::tool::ToolCall,
+) -> Result<rmcp::model::CallToolResult, muster_core::tool::ToolError> {
+    use muster_core::tool::ToolProvider;
     use tower::ServiceExt;
 
     let cancellation = tokio_util::sync::CancellationToken::new();
@@ -325,9 +332,7 @@ pub(crate) async fn cancellation_reaches_the_server(backend: &Backend) {
         cancellation: cancellation.clone(),
         ..CallContext::anonymous()
     };
-    let pending = backend
-        .service()
-        .oneshot(call("wait_for_cancel", serde_json::json!({"seconds": 30})).with_context(context));
+    let pending = backend.service().oneshot(call.with_context(context));
     let canceller = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
         cancellation.cancel();
@@ -337,6 +342,20 @@ pub(crate) async fn cancellation_reaches_the_server(backend: &Backend) {
     })
     .await
     .unwrap();
+    result
+}
+
+/// Checks that a call cancelled by its caller, and one its caller drops, are cancelled on
+/// the server of `backend` (the fixture's `wait_for_cancel` and `cancellations` tools).
+pub(crate) async fn cancellation_reaches_the_server(backend: &Backend) {
+    use muster_core::tool::{ToolError, ToolProvider};
+    use tower::ServiceExt;
+
+    let result = cancelled_after_300ms(
+        backend,
+        call("wait_for_cancel", serde_json::json!({"seconds": 30})),
+    )
+    .await;
     assert!(matches!(result, Err(ToolError::Cancelled)), "{result:?}");
     // A caller that drops the call (a budget ran out, the client hung up) cancels it too.
     let dropped = backend
