@@ -151,24 +151,21 @@ fn stamp_for(version: &ProtocolVersion) -> Result<Option<Stamp>, serde_json::Err
 /// has its own).
 fn stamp_of(meta: &JsonObject) -> Result<Stamp, serde_json::Error> {
     let mut entries = Vec::with_capacity(meta.len());
-    let mut written = Vec::new();
+    let mut written = String::new();
     for (key, value) in meta {
         if key == PROGRESS_TOKEN {
             continue;
         }
         let value = serde_json::value::to_raw_value(value)?;
         if !written.is_empty() {
-            written.push(b',');
+            written.push(',');
         }
-        serde_json::to_writer(&mut written, key)?;
-        written.push(b':');
-        written.extend_from_slice(value.get().as_bytes());
+        written.push_str(&serde_json::to_string(key)?);
+        written.push(':');
+        written.push_str(value.get());
         entries.push((key.clone(), value));
     }
-    Ok(Stamp {
-        entries,
-        written: String::from_utf8(written).unwrap_or_default(),
-    })
+    Ok(Stamp { entries, written })
 }
 
 /// The `_meta` key of a request's progress token.
