@@ -15,14 +15,15 @@
 //!   recursion such as `def f: f; f`) fails its step at the budget, and its thread is
 //!   abandoned (its result discarded when it ends). The pool has a fixed number of threads,
 //!   so at most that many runaway evaluations burn CPU at once; when all of them are busy,
-//!   further evaluations wait, and fail at their budget.
+//!   further evaluations wait, and fail at their budget. The threads start with the first
+//!   evaluation: a process that runs no jq program has none.
 
 // The budget is real time spent computing, on threads outside the async runtime: the runtime's
 // (pausable) clock has no say in it.
 #![allow(clippy::disallowed_types)]
 
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, Once, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -53,6 +54,11 @@ pub struct Evaluator {
 struct Inner {
     budget: Duration,
     jobs: Mutex<Sender<Job>>,
+    /// Where the threads take jobs from, and how many there are.
+    queue: Arc<Mutex<Receiver<Job>>>,
+    threads: usize,
+    /// Starts the threads with the first job.
+    started: Once,
 }
 
 impl Evaluator {
@@ -61,17 +67,17 @@ impl Evaluator {
     /// Default number of evaluations that may run at once.
     pub const DEFAULT_THREADS: usize = 4;
 
-    /// A pool of `threads` threads (at least one) giving each evaluation `budget`.
+    /// A pool of `threads` threads (at least one, started with the first evaluation)
+    /// giving each evaluation `budget`.
     pub fn new(budget: Duration, threads: usize) -> Self {
         let (jobs, queue) = channel::<Job>();
-        let queue = Arc::new(Mutex::new(queue));
-        for i in 0..threads.max(1) {
-            spawn_worker(i, Arc::clone(&queue));
-        }
         Self {
             inner: Arc::new(Inner {
                 budget,
                 jobs: Mutex::new(jobs),
+                queue: Arc::new(Mutex::new(queue)),
+                threads: threads.max(1),
+                started: Once::new(),
             }),
         }
     }
@@ -87,6 +93,11 @@ impl Evaluator {
         &self,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, EvaluationError> {
+        self.inner.started.call_once(|| {
+            for i in 0..self.inner.threads {
+                spawn_worker(i, Arc::clone(&self.inner.queue));
+            }
+        });
         let budget = self.inner.budget;
         let deadline = Instant::now() + budget;
         let (reply, result) = oneshot::channel();
@@ -149,6 +160,15 @@ fn spawn_worker(index: usize, queue: Arc<Mutex<Receiver<Job>>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_threads_start_with_the_first_evaluation() {
+        let pool = Evaluator::new(Duration::from_secs(1), 2);
+        assert!(!pool.inner.started.is_completed(), "no thread before a job");
+        assert_eq!(pool.run(|| 1 + 1).await, Ok(2));
+        assert!(pool.inner.started.is_completed());
+        assert_eq!(pool.run(|| 2 + 2).await, Ok(4));
+    }
 
     #[tokio::test]
     async fn a_runaway_evaluation_fails_at_its_budget_and_frees_nothing_else() {

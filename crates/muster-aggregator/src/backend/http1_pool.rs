@@ -3,11 +3,14 @@
 //! A connection has no task of its own: the call using it polls the connection's future
 //! together with its request, and then with the reply's body, so that an exchange takes no
 //! wake-up across tasks. Once the reply's body has been read to its end the connection goes
-//! back to the pool, and a request takes the connection that was kept last. A kept
-//! connection is polled once when it is taken, and every kept connection once a second, so
-//! that those the server closed while idle are dropped; a request that finds none opens
-//! one. Requests that never reached a connection that closed meanwhile are sent again on a
-//! new one.
+//! back to the pool, and a request takes the connection that was kept last. A call done
+//! with a reply whose end has not arrived yet (a server that writes the last chunk of its
+//! stream apart) hands the connection back with the rest of the body unread: whoever takes
+//! it next reads that rest first, without waiting, and a connection whose rest does not end
+//! within its time or byte budget is closed. A kept connection is polled once when it is
+//! taken, and every kept connection once a second, so that those the server closed while
+//! idle are dropped; a request that finds none usable opens one. Requests that never
+//! reached a connection that closed meanwhile are sent again on a new one.
 
 use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
@@ -21,7 +24,7 @@ use http::header::HOST;
 use http::uri::PathAndQuery;
 use http::{HeaderValue, Request, Response, Uri};
 use http_body_util::Full;
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
@@ -37,11 +40,18 @@ const MAX_KEPT: usize = 256;
 /// are dropped even when the ones kept last serve every request.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
+/// How long the server's looked-up addresses serve the connections opened after: those
+/// opened together take one lookup (a thread of the blocking pool each otherwise).
+const ADDRESSES_KEPT_FOR: Duration = Duration::from_secs(5);
+
 /// The connections to one server.
 #[derive(Debug)]
 pub(crate) struct Http1Pool {
     host: String,
     port: u16,
+    /// The addresses `host` was last looked up to, and when; forgotten when none of them
+    /// could be reached. Locked across the lookup, so that concurrent opens share it.
+    addresses: tokio::sync::Mutex<Option<(Instant, Arc<[SocketAddr]>)>>,
     /// The `Host` header of every request.
     host_header: HeaderValue,
     /// The request target (origin form).
@@ -62,19 +72,56 @@ struct Kept {
 }
 
 impl Kept {
-    /// Polls every kept connection once, dropping those that have ended.
+    /// Polls every kept connection once, dropping those that have ended or whose last
+    /// reply overran its budget.
     fn sweep(&mut self, cx: &mut Context<'_>) {
         self.conns
-            .retain_mut(|conn| conn.poll_connection(cx).is_pending());
+            .retain_mut(|conn| !matches!(conn.poll_state(cx), State::Ended));
         self.swept = Instant::now();
+    }
+
+    /// The connection kept last that can carry a request now; those that have ended are
+    /// dropped on the way, those still reading their last reply stay kept.
+    fn take_usable(&mut self, cx: &mut Context<'_>) -> Option<Box<Conn>> {
+        let mut at = self.conns.len();
+        while at > 0 {
+            at -= 1;
+            match self.conns[at].poll_state(cx) {
+                State::Usable => return Some(self.conns.remove(at)),
+                State::Finishing => {}
+                State::Ended => drop(self.conns.remove(at)),
+            }
+        }
+        None
     }
 }
 
-/// One connection: the handle requests are sent with, and the connection's future, which
-/// whoever uses the connection polls.
+/// One connection: the handle requests are sent with, the connection's future, which
+/// whoever uses the connection polls, and what is left of its last reply.
 struct Conn {
     sender: SendRequest<Full<Bytes>>,
     connection: http1::Connection<TokioIo<TcpStream>, Full<Bytes>>,
+    unread: Option<Unread>,
+}
+
+/// The rest of a reply whose caller is done with it, read before the connection carries
+/// another request.
+struct Unread {
+    body: Incoming,
+    /// How many more bytes may come before the connection is given up.
+    budget: usize,
+    /// When the connection is given up if the body has not ended by then.
+    until: Instant,
+}
+
+/// What a kept connection can do now.
+enum State {
+    /// Carry a request.
+    Usable,
+    /// Nothing yet: the rest of its last reply is still on its way.
+    Finishing,
+    /// Nothing any more: closed, failed, or its last reply overran its budget.
+    Ended,
 }
 
 impl std::fmt::Debug for Conn {
@@ -93,6 +140,70 @@ impl Conn {
             }
         })
     }
+
+    /// Polls the connection, and the rest of its last reply if any, without waiting.
+    fn poll_state(&mut self, cx: &mut Context<'_>) -> State {
+        // The body takes one piece per poll, and the connection reads the next piece when
+        // polled after that: alternate while they move.
+        let mut rounds = 0;
+        while self.unread.is_some() {
+            match self.poll_unread(cx) {
+                Rest::Broken => return State::Ended,
+                Rest::Done => break,
+                Rest::Waiting { read } => {
+                    if self.poll_connection(cx).is_ready() {
+                        return State::Ended;
+                    }
+                    if !read && rounds > 0 {
+                        return State::Finishing;
+                    }
+                }
+            }
+            rounds += 1;
+        }
+        if self.poll_connection(cx).is_pending() && self.sender.is_ready() {
+            State::Usable
+        } else {
+            State::Ended
+        }
+    }
+
+    /// Reads what has arrived of the last reply's rest.
+    fn poll_unread(&mut self, cx: &mut Context<'_>) -> Rest {
+        let Some(unread) = &mut self.unread else {
+            return Rest::Done;
+        };
+        let mut read = false;
+        loop {
+            match Pin::new(&mut unread.body).poll_frame(cx) {
+                Poll::Ready(None) => {
+                    self.unread = None;
+                    return Rest::Done;
+                }
+                Poll::Ready(Some(Ok(frame))) => {
+                    let bytes = frame.data_ref().map_or(0, Bytes::len);
+                    if bytes > unread.budget {
+                        return Rest::Broken;
+                    }
+                    unread.budget -= bytes;
+                    read = true;
+                }
+                Poll::Ready(Some(Err(_))) => return Rest::Broken,
+                Poll::Pending if Instant::now() >= unread.until => return Rest::Broken,
+                Poll::Pending => return Rest::Waiting { read },
+            }
+        }
+    }
+}
+
+/// How far the rest of a reply has been read.
+enum Rest {
+    /// To its end (or there was none).
+    Done,
+    /// It failed, overran its budget or its time.
+    Broken,
+    /// More is to come; `read` when this poll read some of it.
+    Waiting { read: bool },
 }
 
 /// A connection in use by one exchange; dropped before [`release`](Self::release), it is
@@ -130,6 +241,21 @@ impl InUse {
             self.pool.keep(conn);
         }
     }
+
+    /// Hands the connection back to the pool with the rest of the reply's `body` unread:
+    /// the caller is done with it. Whoever takes the connection next reads that rest first;
+    /// when more than `budget` bytes of it come, or it has not ended after `time`, the
+    /// connection is closed instead.
+    pub(crate) fn release_unread(&mut self, body: Incoming, budget: usize, time: Duration) {
+        if let Some(mut conn) = self.conn.take() {
+            conn.unread = Some(Unread {
+                body,
+                budget,
+                until: Instant::now() + time,
+            });
+            self.pool.keep(conn);
+        }
+    }
 }
 
 impl Http1Pool {
@@ -143,6 +269,7 @@ impl Http1Pool {
         Some(Self {
             host: host.to_owned(),
             port: authority.port_u16().unwrap_or(80),
+            addresses: tokio::sync::Mutex::new(None),
             host_header: HeaderValue::from_str(authority.as_str()).ok()?,
             target: uri
                 .path_and_query()
@@ -213,20 +340,16 @@ impl Http1Pool {
         Box::pin(self.connect()).await
     }
 
-    /// The connection kept last that is still open and ready, sweeping every kept one first
-    /// when a sweep is due. Each is polled once: one the server closed while it was idle
-    /// ends then, and one whose last exchange just ended becomes ready.
+    /// The connection kept last that can carry a request now, sweeping every kept one
+    /// first when a sweep is due. Each is polled once: one the server closed while it was
+    /// idle ends then, one whose last exchange just ended becomes ready, and one still
+    /// reading the rest of its last reply stays kept for later.
     fn take_open(&self, cx: &mut Context<'_>) -> Option<Box<Conn>> {
         let mut kept = self.kept();
         if kept.swept.elapsed() >= SWEEP_EVERY {
             kept.sweep(cx);
         }
-        while let Some(mut conn) = kept.conns.pop() {
-            if conn.poll_connection(cx).is_pending() && conn.sender.is_ready() {
-                return Some(conn);
-            }
-        }
-        None
+        kept.take_usable(cx)
     }
 
     /// Keeps `conn`, whose exchange is over, for later requests.
@@ -250,16 +373,18 @@ impl Http1Pool {
         let (sender, connection) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| with_causes(&e))?;
-        Ok(Box::new(Conn { sender, connection }))
+        tracing::debug!(host = %self.host, port = self.port, kept = self.kept().conns.len(), "opened a lean-hop connection");
+        Ok(Box::new(Conn {
+            sender,
+            connection,
+            unread: None,
+        }))
     }
 
     async fn open_stream(&self) -> Result<TcpStream, String> {
-        let addresses: Vec<SocketAddr> = tokio::net::lookup_host((self.host.as_str(), self.port))
-            .await
-            .map_err(|e| format!("resolving {}: {e}", self.host))?
-            .collect();
+        let addresses = self.addresses().await?;
         let mut last = format!("{} resolved to no address", self.host);
-        for address in addresses {
+        for address in addresses.iter() {
             match TcpStream::connect(address).await {
                 Ok(stream) => {
                     stream
@@ -270,7 +395,26 @@ impl Http1Pool {
                 Err(e) => last = format!("connecting to {address}: {e}"),
             }
         }
+        // The next connection looks the host up again: it may have moved.
+        *self.addresses.lock().await = None;
         Err(last)
+    }
+
+    /// The server's addresses: those looked up within [`ADDRESSES_KEPT_FOR`], else looked
+    /// up now.
+    async fn addresses(&self) -> Result<Arc<[SocketAddr]>, String> {
+        let mut kept = self.addresses.lock().await;
+        if let Some((at, addresses)) = &*kept
+            && at.elapsed() < ADDRESSES_KEPT_FOR
+        {
+            return Ok(Arc::clone(addresses));
+        }
+        let addresses: Arc<[SocketAddr]> = tokio::net::lookup_host((self.host.as_str(), self.port))
+            .await
+            .map_err(|e| format!("resolving {}: {e}", self.host))?
+            .collect();
+        *kept = Some((Instant::now(), Arc::clone(&addresses)));
+        Ok(addresses)
     }
 }
 
@@ -430,6 +574,137 @@ mod tests {
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
         assert!(pool.kept().conns.is_empty());
+    }
+
+    /// A server whose replies send `first` at once, then `rest` bytes after `after`, then
+    /// end (or never end, when `ends` is false), and the number of connections it accepted.
+    async fn rest_server(after: Duration, rest: usize, ends: bool) -> (Uri, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                counter.fetch_add(1, Ordering::SeqCst);
+                let service = hyper::service::service_fn(move |_request| async move {
+                    let frames = futures::stream::unfold(0, move |step| async move {
+                        let data = match step {
+                            0 => Bytes::from_static(b"first"),
+                            1 => {
+                                tokio::time::sleep(after).await;
+                                Bytes::from(vec![b'x'; rest])
+                            }
+                            _ if ends => return None,
+                            _ => std::future::pending().await,
+                        };
+                        Some((
+                            Ok::<_, std::convert::Infallible>(hyper::body::Frame::data(data)),
+                            step + 1,
+                        ))
+                    });
+                    Ok::<_, std::convert::Infallible>(Response::new(
+                        http_body_util::StreamBody::new(frames),
+                    ))
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service),
+                );
+            }
+        });
+        (format!("http://{address}/mcp").parse().unwrap(), accepted)
+    }
+
+    /// POSTs, reads the first piece of the reply and hands the connection back with the
+    /// rest unread (`budget` bytes, `time` to end).
+    async fn post_and_leave(pool: &Arc<Http1Pool>, budget: usize, time: Duration) {
+        let (response, mut connection) = pool
+            .post(http::HeaderMap::new(), Bytes::new())
+            .await
+            .unwrap();
+        let mut body = response.into_body();
+        let first = connection.drive(body.frame()).await.unwrap().unwrap();
+        assert_eq!(first.into_data().unwrap(), Bytes::from_static(b"first"));
+        connection.release_unread(body, budget, time);
+    }
+
+    #[tokio::test]
+    async fn a_reply_left_unread_is_finished_by_whoever_takes_its_connection() {
+        let (uri, accepted) = rest_server(Duration::from_millis(300), 10, true).await;
+        let pool = pool_of(&uri);
+        post_and_leave(&pool, 1024, Duration::from_secs(10)).await;
+        // Its rest has not come yet: the next request opens a connection of its own, and
+        // the first one stays kept.
+        post_and_leave(&pool, 1024, Duration::from_secs(10)).await;
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(pool.kept().conns.len(), 2);
+        // Once the rest has come, both carry requests again.
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let (a, b) = tokio::join!(post_and_read(&pool), post_and_read(&pool));
+        assert_eq!(a.unwrap().len(), 15);
+        assert_eq!(b.unwrap().len(), 15);
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(pool.kept().conns.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_reply_that_does_not_end_in_time_or_overruns_its_budget_closes_its_connection() {
+        // Never ends: given up 50 ms after it was handed back.
+        let (uri, accepted) = rest_server(Duration::ZERO, 10, false).await;
+        let pool = pool_of(&uri);
+        post_and_leave(&pool, 1024, Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        post_and_leave(&pool, 1024, Duration::from_secs(10)).await;
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(pool.kept().conns.len(), 1, "the late connection is closed");
+        // Ends, but with more than its budget.
+        let (uri, accepted) = rest_server(Duration::ZERO, 2048, true).await;
+        let pool = pool_of(&uri);
+        post_and_leave(&pool, 1024, Duration::from_secs(10)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(post_and_read(&pool).await.unwrap().len(), 5 + 2048);
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            pool.kept().conns.len(),
+            1,
+            "the overrun connection is closed"
+        );
+    }
+
+    #[tokio::test]
+    async fn connections_opened_together_share_one_lookup_of_the_host() {
+        let (uri, accepted) = counting_server(false).await;
+        let port = uri.port_u16().unwrap();
+        let uri: Uri = format!("http://localhost:{port}/mcp").parse().unwrap();
+        let pool = pool_of(&uri);
+        assert_eq!(&post_and_read(&pool).await.unwrap()[..], b"ok");
+        let looked_up = pool.addresses.lock().await.as_ref().map(|(at, _)| *at);
+        assert!(looked_up.is_some());
+        let calls = (0..8).map(|_| post_and_read(&pool));
+        for reply in futures::future::join_all(calls).await {
+            assert_eq!(&reply.unwrap()[..], b"ok");
+        }
+        assert!(
+            accepted.load(Ordering::SeqCst) > 1,
+            "the calls ran together"
+        );
+        let now = pool.addresses.lock().await.as_ref().map(|(at, _)| *at);
+        assert_eq!(now, looked_up, "no connection looked the host up again");
+    }
+
+    #[tokio::test]
+    async fn addresses_none_of_which_answer_are_looked_up_again() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let uri: Uri = format!("http://localhost:{port}/mcp").parse().unwrap();
+        let pool = pool_of(&uri);
+        assert!(
+            pool.post(http::HeaderMap::new(), Bytes::new())
+                .await
+                .is_err()
+        );
+        assert!(pool.addresses.lock().await.is_none());
     }
 
     #[tokio::test]

@@ -112,8 +112,9 @@ const DRAIN_TIME: Duration = Duration::from_secs(10);
 impl Reply {
     /// Reads what is left of the body after the call's response so that the connection is
     /// kept for the next request (a connection whose reply is dropped unread is closed):
-    /// right here when it has arrived already, else in a task of its own for at most
-    /// [`DRAIN_TIME`] and `max_bytes`.
+    /// right here when it has arrived already. Else a connection of the pool goes back to
+    /// it with the rest unread, for whoever takes it next to read first; reqwest's is read
+    /// in a task of its own. Either way for at most [`DRAIN_TIME`] and `max_bytes`.
     pub(crate) fn drain(mut self, max_bytes: usize) {
         let mut read = 0usize;
         loop {
@@ -128,17 +129,24 @@ impl Reply {
                 None => break,
             }
         }
-        tokio::spawn(async move {
-            let rest = async {
-                while let Some(Ok(chunk)) = self.chunk().await {
-                    read += chunk.len();
-                    if read > max_bytes {
-                        return;
-                    }
-                }
-            };
-            let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
-        });
+        match self.body {
+            ReplyBody::Plain(body, mut connection) => {
+                connection.release_unread(body, max_bytes - read, DRAIN_TIME);
+            }
+            ReplyBody::Reqwest(mut response) => {
+                tokio::spawn(async move {
+                    let rest = async {
+                        while let Ok(Some(chunk)) = response.chunk().await {
+                            read += chunk.len();
+                            if read > max_bytes {
+                                return;
+                            }
+                        }
+                    };
+                    let _ = tokio::time::timeout(DRAIN_TIME, rest).await;
+                });
+            }
+        }
     }
 
     /// The body's announced length, when it has one.
