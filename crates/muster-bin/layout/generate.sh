@@ -7,10 +7,16 @@
 #
 # Runs the release binary under valgrind's callgrind, from its start to its shutdown, in front
 # of the shared harness' fast rmcp backend, and drives it the way a user would: proxied calls
-# from session clients (one and eight at a time) and from 2026-07-28 stateless clients,
+# from session clients (one, eight and 32 at a time) and from 2026-07-28 stateless clients,
 # list_tools, filter_tools, describe_tool, core_service_list and a workflow. Every function
-# of the muster binary that ran is listed, ordered by the instructions it executed. Needs
-# valgrind, nm and python3 besides the harness binaries (tests/benches/muster_bench.sh).
+# of the muster binary that ran is listed in two parts, each ordered by the instructions its
+# functions executed: first those that ran from the start to the last proxied call (what
+# every muster that proxies calls runs, start-up included), then those only the meta-tools,
+# the workflow and the shutdown ran. A muster that proxies calls then maps the first part
+# alone instead of pages where its functions sit among the others. A native run of the same
+# calls under perf adds to the first part what ran there only. Needs valgrind
+# (callgrind_control), perf, nm and python3 besides the harness binaries
+# (tests/benches/muster_bench.sh).
 # Run it again after larger changes: functions renamed since are skipped by the linker and
 # new ones land among the rest of the code.
 set -euo pipefail
@@ -18,7 +24,7 @@ set -euo pipefail
 layout=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/benches/muster_bench.sh
 source "$layout/../../../tests/benches/muster_bench.sh"
-require_tools valgrind callgrind_annotate nm python3
+require_tools valgrind callgrind_annotate callgrind_control perf nm python3
 start_backend_and_config
 mkdir -p "$work/config/workflows"
 cat >"$work/config/workflows/echo-twice.yaml" <<'YAML'
@@ -56,6 +62,9 @@ wait_ready
 load -n 300 --expect instructions
 load -n 300 -c 8 --expect instructions
 load -n 100 --protocol-version 2026-07-28 --expect instructions
+load -n 2000 -c 32 --expect instructions
+# The costs so far (start-up and proxied calls) go to a dump of their own: callgrind.out.1.
+callgrind_control --dump=proxied-calls "$muster_pid" >/dev/null 2>&1
 call() { load -n 20 --args "$2" --tool "$1"; }
 call list_tools '{}'
 call filter_tools '{"pattern":"x_bench_*"}'
@@ -65,13 +74,31 @@ call call_tool '{"name":"workflow_echo-twice","arguments":{"message":"layout"}}'
 kill -INT "$muster_pid"
 wait "$muster_pid" || true
 
+# The same start and proxied calls natively, sampled by perf: paths that depend on timing,
+# which callgrind's serialized run never takes (a task still running when its handle is
+# dropped, a lock found taken), show up among the functions that faulted a page in or were
+# running when sampled; they join the first part.
+perf record -q -e 'cpu-clock/period=100000/u' -e 'page-faults/period=1/' -o "$work/native.data" \
+    -- "$muster" serve --config-path "$work/config" >"$work/native.log" 2>&1 &
+perf_pid=$!
+pids+=("$perf_pid")
+wait_ready
+load -n 300 --expect instructions
+load -n 300 -c 8 --expect instructions
+load -n 100 --protocol-version 2026-07-28 --expect instructions
+load -d 3 -c 32 --expect instructions
+kill -INT "$(pgrep -P "$perf_pid")"
+wait "$perf_pid" || true
+perf script -i "$work/native.data" -F ip,sym --no-demangle 2>/dev/null | awk '{print $2}' | sort -u >"$work/native.txt"
+
 nm --defined-only --print-size "$muster" >"$work/symbols.txt"
-for dump in "$work"/callgrind.out*; do
-    callgrind_annotate --threshold=100 --inclusive=no "$dump"
-done >"$work/costs.txt" 2>/dev/null
-python3 - "$work/symbols.txt" "$work/costs.txt" "$work"/callgrind.out* >"$layout/symbol-order.txt" <<'PY'
+# callgrind.out.1: from the start to the last proxied call; callgrind.out: the rest.
+for dump in "$work/callgrind.out.1" "$work/callgrind.out"; do
+    callgrind_annotate --threshold=100 --inclusive=no "$dump" >"$dump.costs" 2>/dev/null
+done
+python3 - "$work/symbols.txt" "$work/native.txt" "$work/callgrind.out.1" "$work/callgrind.out" >"$layout/symbol-order.txt" <<'PY'
 import re, sys
-symbols, costs, dumps = sys.argv[1], sys.argv[2], sys.argv[3:]
+symbols, native, dumps = sys.argv[1], sys.argv[2], sys.argv[3:]
 size = {}
 for line in open(symbols):
     parts = line.split()
@@ -79,19 +106,31 @@ for line in open(symbols):
         size[parts[3]] = size.get(parts[3], 0) + int(parts[1], 16)
 # callgrind marks recursive calls with 'N; the linker knows the plain name.
 plain = lambda name: re.sub(r"'\d+$", "", name)
-cost = {}
-for line in open(costs):
-    found = re.match(r"^\s*([\d,]+) \([^)]*\)\s+\S*:(\S+) \[", line)
-    if found:
-        name = plain(found.group(2))
-        cost[name] = cost.get(name, 0) + int(found.group(1).replace(",", ""))
-for dump in dumps:
+def costs(dump):
+    """The functions a dump saw, with the instructions they executed."""
+    cost = {}
+    for line in open(dump + ".costs"):
+        found = re.match(r"^\s*([\d,]+) \([^)]*\)\s+\S*:(\S+) \[", line)
+        if found:
+            name = plain(found.group(2))
+            cost[name] = cost.get(name, 0) + int(found.group(1).replace(",", ""))
     for line in open(dump, errors="replace"):
         found = re.match(r"^c?fn=\(\d+\) (.+)$", line)
         if found:
             cost.setdefault(plain(found.group(1)), 0)
-ran = sorted((n for n in cost if n in size), key=lambda n: (-cost[n], n))
-print("\n".join(ran))
-print(f"{len(ran)} functions, {sum(size[n] for n in ran)} bytes of code", file=sys.stderr)
+    return cost
+listed = set()
+sampled = {line.strip() for line in open(native)}
+for part, dump in enumerate(dumps):
+    cost = costs(dump)
+    if part == 0:
+        new = [n for n in sampled if n in size and n not in cost]
+        print(f"native run: {len(sampled)} functions, {len(new)} of them not in callgrind's", file=sys.stderr)
+        for name in new:
+            cost[name] = 0
+    ran = sorted((n for n in cost if n in size and n not in listed), key=lambda n: (-cost[n], n))
+    listed.update(ran)
+    print("\n".join(ran))
+    print(f"part {part + 1}: {len(ran)} functions, {sum(size[n] for n in ran)} bytes of code", file=sys.stderr)
 PY
 echo "wrote $layout/symbol-order.txt"
