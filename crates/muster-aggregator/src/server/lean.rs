@@ -47,7 +47,7 @@ use self::handshake::Handshake;
 use self::stateless::{PROTOCOL_VERSION_HEADER, StatelessCallParams};
 use super::room::SessionMap;
 use super::sessions::{SESSION_HEADER, SessionTable};
-use super::{Aggregator, MCP_PATH, notify};
+use super::{Aggregator, MCP_PATH};
 use crate::meta_tools::{self, Answer};
 
 mod fixed;
@@ -313,22 +313,16 @@ async fn answer(
         }
         ("tools/call", Some(session)) => {
             let id = envelope.id.filter(|id| is_request_id(id))?;
-            if !plain_session_version(headers) || !state.sessions.is_lean(session) {
-                return None;
-            }
-            let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
-            if !meta_tools::is_meta_tool(&params.name) {
+            if !plain_session_version(headers) {
                 return None;
             }
             // Notifications of the call (followed events) go to the session's stream as of
             // when each is sent, for as long as the session lasts.
-            let table = Arc::downgrade(&state.sessions);
-            let session_id: Box<str> = Box::from(session);
-            let notifier = notify::session_id_notifier(
-                state.aggregator.inner.peers.clone(),
-                session,
-                move || table.upgrade().is_none_or(|t| !t.contains(&session_id)),
-            );
+            let notifier = state.sessions.lean_notifier(session)?;
+            let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
+            if !meta_tools::is_meta_tool(&params.name) {
+                return None;
+            }
             let call = LeanCall {
                 id: id.to_owned(),
                 name: params.name.into_owned(),

@@ -276,10 +276,9 @@ pub(super) fn session_notifier(peer: SessionPeer) -> SessionNotifier {
 /// session has no stream or worker to take it), until `gone` says the session ended.
 pub(super) fn session_id_notifier(
     peers: Peers,
-    session: &str,
+    session: Arc<str>,
     gone: impl Fn() -> bool + Send + Sync + 'static,
 ) -> SessionNotifier {
-    let session: Arc<str> = Arc::from(session);
     let start = move |mut pending: mpsc::Receiver<CustomNotification>| {
         let (peers, session) = (peers.clone(), session.clone());
         tokio::spawn(async move {
@@ -320,8 +319,9 @@ mod tests {
         let peers = Peers::default();
         let ended = Arc::new(AtomicBool::new(false));
         let gone = Arc::clone(&ended);
-        let notifier =
-            session_id_notifier(peers.clone(), "s-1", move || gone.load(Ordering::SeqCst));
+        let notifier = session_id_notifier(peers.clone(), Arc::from("s-1"), move || {
+            gone.load(Ordering::SeqCst)
+        });
         // Nowhere to go yet: dropped, and the session is not taken for gone.
         notifier.notify("notifications/muster/event", serde_json::json!({"n": 0}));
         assert!(!notifier.is_closed());

@@ -40,8 +40,9 @@ use rmcp::transport::streamable_http_server::session::{
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::notify::Peers;
+use super::notify::{self, Peers};
 use super::room::{SessionMap, shrink};
+use muster_core::tool::SessionNotifier;
 
 /// The header carrying the streamable HTTP session id.
 pub(super) const SESSION_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
@@ -121,6 +122,8 @@ struct Entry {
     /// Requests and streams of the session still open.
     active: u32,
     last_seen: Instant,
+    /// Where the session's lean calls send their notifications, made at the first one.
+    notifier: Option<SessionNotifier>,
 }
 
 impl Entry {
@@ -134,6 +137,7 @@ impl Entry {
             pending_exits: 0,
             active: 0,
             last_seen: now,
+            notifier: None,
         }
     }
 }
@@ -276,6 +280,27 @@ impl SessionTable {
         self.lock()
             .get(id)
             .is_some_and(|e| e.init.is_some() && !e.answers_requests)
+    }
+
+    /// The notifier of session `id` when its meta-tool calls may take the lean path (see
+    /// [`is_lean`](Self::is_lean)): one per session, made at its first lean call, whose
+    /// notifications go, in order, to where the session's go when each is sent, until the
+    /// session is gone.
+    pub(super) fn lean_notifier(self: &Arc<Self>, id: &str) -> Option<SessionNotifier> {
+        let mut entries = self.lock();
+        let key = entries.get_key_value(id)?.0.clone();
+        let entry = entries.get_mut(&key)?;
+        if entry.init.is_none() || entry.answers_requests {
+            return None;
+        }
+        let notifier = entry.notifier.get_or_insert_with(|| {
+            let table = Arc::downgrade(self);
+            let session = Arc::clone(&key);
+            notify::session_id_notifier(self.peers.clone(), key, move || {
+                table.upgrade().is_none_or(|t| !t.contains(&session))
+            })
+        });
+        Some(notifier.clone())
     }
 
     /// Marks a request of session `id` as open until the returned guard is dropped.
@@ -617,5 +642,51 @@ impl SessionStore for Store {
             self.0.stop_worker(&Arc::from(session_id)).await;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::transport::streamable_http_server::session::SessionManager;
+
+    use super::*;
+
+    fn init(capabilities: serde_json::Value) -> InitializeRequestParams {
+        serde_json::from_value(serde_json::json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "test", "version": "1"},
+        }))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_lean_session_has_one_notifier_for_its_calls_until_it_closes() {
+        let table = Arc::new(SessionTable::new(
+            SessionLimits::default(),
+            Peers::default(),
+        ));
+        assert!(table.lean_notifier("unknown").is_none());
+        let asks = table
+            .open_parked(&init(serde_json::json!({"sampling": {}})))
+            .unwrap();
+        assert!(
+            table.lean_notifier(&asks).is_none(),
+            "its client can be asked things"
+        );
+
+        let id = table.open_parked(&init(serde_json::json!({}))).unwrap();
+        assert!(
+            table.lock().get(&id).unwrap().notifier.is_none(),
+            "made at the first call"
+        );
+        let first = table.lean_notifier(&id).unwrap();
+        assert!(table.lock().get(&id).unwrap().notifier.is_some());
+        let second = table.lean_notifier(&id).unwrap();
+        assert!(!first.is_closed() && !second.is_closed());
+
+        table.close_session(&id).await.unwrap();
+        assert!(first.is_closed() && second.is_closed());
+        assert!(table.lean_notifier(&id).is_none());
     }
 }
