@@ -16,7 +16,7 @@ use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -332,7 +332,7 @@ impl Http1Pool {
     /// A connection ready for a request: the one kept last that is still open, or a new
     /// one.
     async fn checkout(&self) -> Result<Box<Conn>, String> {
-        if let Some(conn) = poll_fn(|cx| Poll::Ready(self.take_open(cx))).await {
+        if let Some(conn) = self.take_open() {
             return Ok(conn);
         }
         // Boxed: opening a connection is rare, and its state would otherwise be carried
@@ -343,13 +343,16 @@ impl Http1Pool {
     /// The connection kept last that can carry a request now, sweeping every kept one
     /// first when a sweep is due. Each is polled once: one the server closed while it was
     /// idle ends then, one whose last exchange just ended becomes ready, and one still
-    /// reading the rest of its last reply stays kept for later.
-    fn take_open(&self, cx: &mut Context<'_>) -> Option<Box<Conn>> {
+    /// reading the rest of its last reply stays kept for later. They are polled with a
+    /// waker that does nothing: what arrives later on a connection left kept waits for the
+    /// next poll instead of waking the call that looked at it.
+    fn take_open(&self) -> Option<Box<Conn>> {
+        let mut quiet = Context::from_waker(Waker::noop());
         let mut kept = self.kept();
         if kept.swept.elapsed() >= SWEEP_EVERY {
-            kept.sweep(cx);
+            kept.sweep(&mut quiet);
         }
-        kept.take_usable(cx)
+        kept.take_usable(&mut quiet)
     }
 
     /// Keeps `conn`, whose exchange is over, for later requests.
