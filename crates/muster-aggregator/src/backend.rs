@@ -97,7 +97,7 @@ pub use handler::CLIENT_NAME;
 pub use headers::NO_SECRET_READER;
 pub use options::{
     BackendOptions, DEFAULT_MAX_RESULT_BYTES, ENV_INITIAL_BACKOFF, ENV_LEAN_CALLS, ENV_MAX_BACKOFF,
-    ENV_RETRY_INTERVAL, OptionsError, ProtocolMode,
+    ENV_PROTOCOL, ENV_RETRY_INTERVAL, OptionsError, ProtocolMode,
 };
 #[cfg(feature = "stdio")]
 pub use reaper::{MARKER_ENV, ProcessRegistry};

@@ -24,6 +24,11 @@ pub const ENV_MAX_BACKOFF: &str = "MUSTER_MCPSERVER_MAX_BACKOFF";
 /// client.
 pub const ENV_LEAN_CALLS: &str = "MUSTER_MCPSERVER_LEAN_CALLS";
 
+/// Environment variable that chooses the lifecycle muster asks servers for: `auto` (the
+/// default: 2026-07-28 where the server has it, else `initialize`) or `initialize` (only
+/// the `initialize` handshake: a session of a version up to 2025-11-25).
+pub const ENV_PROTOCOL: &str = "MUSTER_MCPSERVER_PROTOCOL";
+
 /// Default of [`BackendOptions::max_result_bytes`] (16 MiB).
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
 
@@ -68,6 +73,16 @@ pub enum OptionsError {
         /// The value given.
         value: String,
     },
+    /// None of the values the variable takes.
+    #[error("{variable}: expected {expected}, got {value:?}")]
+    Choice {
+        /// The variable.
+        variable: &'static str,
+        /// The values it takes.
+        expected: &'static str,
+        /// The value given.
+        value: String,
+    },
 }
 
 impl OptionsError {
@@ -76,7 +91,8 @@ impl OptionsError {
         match self {
             OptionsError::Duration { variable, .. }
             | OptionsError::Zero { variable, .. }
-            | OptionsError::Bool { variable, .. } => variable,
+            | OptionsError::Bool { variable, .. }
+            | OptionsError::Choice { variable, .. } => variable,
         }
     }
 }
@@ -178,8 +194,9 @@ impl BackendOptions {
     }
 
     /// The defaults, with the backoff read from `MUSTER_MCPSERVER_INITIAL_BACKOFF` and
-    /// `MUSTER_MCPSERVER_MAX_BACKOFF`, and the recovery loop's interval from
-    /// `MUSTER_ORCHESTRATOR_RETRY_INTERVAL`, when they are set.
+    /// `MUSTER_MCPSERVER_MAX_BACKOFF`, the recovery loop's interval from
+    /// `MUSTER_ORCHESTRATOR_RETRY_INTERVAL`, the lean hop from `MUSTER_MCPSERVER_LEAN_CALLS`
+    /// and the lifecycle from `MUSTER_MCPSERVER_PROTOCOL`, when they are set.
     pub fn from_env() -> Result<Self, OptionsError> {
         Self::from_vars(|name| std::env::var(name).ok())
     }
@@ -216,6 +233,17 @@ impl BackendOptions {
             Some(other) => {
                 return Err(OptionsError::Bool {
                     variable: ENV_LEAN_CALLS,
+                    value: other.to_owned(),
+                });
+            }
+        }
+        match var(ENV_PROTOCOL).as_deref().map(str::trim) {
+            None | Some("" | "auto") => {}
+            Some("initialize") => options.protocol = ProtocolMode::Initialize,
+            Some(other) => {
+                return Err(OptionsError::Choice {
+                    variable: ENV_PROTOCOL,
+                    expected: "auto or initialize",
                     value: other.to_owned(),
                 });
             }
@@ -344,12 +372,31 @@ mod tests {
     }
 
     #[test]
+    fn the_protocol_from_variables() {
+        let with = |value: &'static str| {
+            BackendOptions::from_vars(move |v| (v == ENV_PROTOCOL).then(|| value.to_owned()))
+        };
+        assert_eq!(with("auto").unwrap().protocol, ProtocolMode::Auto);
+        assert_eq!(
+            with(" initialize ").unwrap().protocol,
+            ProtocolMode::Initialize
+        );
+        let e = with("2025-06-18").unwrap_err();
+        assert_eq!(e.variable(), ENV_PROTOCOL);
+        assert_eq!(
+            e.to_string(),
+            "MUSTER_MCPSERVER_PROTOCOL: expected auto or initialize, got \"2025-06-18\""
+        );
+    }
+
+    #[test]
     fn defaults_without_variables() {
         let o = BackendOptions::from_vars(|_| None).unwrap();
         assert_eq!(o.backoff, Backoff::default());
         assert_eq!(o.backoff.delay(3), Duration::from_secs(120));
         assert_eq!(o.health_interval, Some(Duration::from_secs(30)));
         assert!(o.lean_calls);
+        assert_eq!(o.protocol, ProtocolMode::Auto);
     }
 
     #[test]
