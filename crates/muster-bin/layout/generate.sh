@@ -58,11 +58,17 @@ valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.ou
 muster_pid=$!
 pids+=("$muster_pid")
 
+# The proxied calls of both runs: session clients one, eight and 32 at a time, and a
+# 2026-07-28 stateless client.
+proxied_calls() {
+    load -n 300 --expect instructions
+    load -n 300 -c 8 --expect instructions
+    load -n 100 --protocol-version 2026-07-28 --expect instructions
+    load -n 2000 -c 32 --expect instructions
+}
+
 wait_ready
-load -n 300 --expect instructions
-load -n 300 -c 8 --expect instructions
-load -n 100 --protocol-version 2026-07-28 --expect instructions
-load -n 2000 -c 32 --expect instructions
+proxied_calls
 # The costs so far (start-up and proxied calls) go to a dump of their own: callgrind.out.1.
 callgrind_control --dump=proxied-calls "$muster_pid" >/dev/null 2>&1
 call() { load -n 20 --args "$2" --tool "$1"; }
@@ -83,10 +89,7 @@ perf record -q -e 'cpu-clock/period=100000/u' -e 'page-faults/period=1/' -o "$wo
 perf_pid=$!
 pids+=("$perf_pid")
 wait_ready
-load -n 300 --expect instructions
-load -n 300 -c 8 --expect instructions
-load -n 100 --protocol-version 2026-07-28 --expect instructions
-load -d 3 -c 32 --expect instructions
+proxied_calls
 kill -INT "$(pgrep -P "$perf_pid")"
 wait "$perf_pid" || true
 perf script -i "$work/native.data" -F ip,sym --no-demangle 2>/dev/null | awk '{print $2}' | sort -u >"$work/native.txt"

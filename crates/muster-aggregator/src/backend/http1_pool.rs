@@ -422,7 +422,7 @@ impl Http1Pool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use http_body_util::BodyExt;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -579,9 +579,14 @@ mod tests {
         assert!(pool.kept().conns.is_empty());
     }
 
-    /// A server whose replies send `first` at once, then `rest` bytes after `after`, then
-    /// end (or never end, when `ends` is false), and the number of connections it accepted.
-    async fn rest_server(after: Duration, rest: usize, ends: bool) -> (Uri, Arc<AtomicUsize>) {
+    /// A server whose replies send `first` at once, then `rest` bytes (if any) after
+    /// `after`, then end (or never end, when `ends` is false), and the number of
+    /// connections it accepted.
+    pub(crate) async fn rest_server(
+        after: Duration,
+        rest: usize,
+        ends: bool,
+    ) -> (Uri, Arc<AtomicUsize>) {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -595,6 +600,9 @@ mod tests {
                             0 => Bytes::from_static(b"first"),
                             1 => {
                                 tokio::time::sleep(after).await;
+                                if rest == 0 {
+                                    return None;
+                                }
                                 Bytes::from(vec![b'x'; rest])
                             }
                             _ if ends => return None,

@@ -191,11 +191,7 @@ impl Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::convert::Infallible;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use http_body_util::StreamBody;
-    use hyper::body::Frame;
+    use std::sync::atomic::Ordering;
 
     #[tokio::test]
     async fn plain_http_takes_hyper_and_https_takes_reqwest() {
@@ -210,49 +206,16 @@ mod tests {
         assert!(LeanClient::new(http, "not a url", timeout).is_none());
     }
 
-    /// A server whose replies send one event at once and end `end_after` later, and the
-    /// number of connections it accepted.
-    async fn slow_ending_server(end_after: Duration) -> (http::Uri, Arc<AtomicUsize>) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counter = accepted.clone();
-        tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                counter.fetch_add(1, Ordering::SeqCst);
-                let service = hyper::service::service_fn(move |_request| async move {
-                    let frames = futures::stream::unfold(true, move |first| async move {
-                        if !first {
-                            tokio::time::sleep(end_after).await;
-                            return None;
-                        }
-                        let event = Frame::data(Bytes::from_static(b"data: {}\n\n"));
-                        Some((Ok::<_, Infallible>(event), false))
-                    });
-                    let mut response = http::Response::new(StreamBody::new(frames));
-                    response.headers_mut().insert(
-                        http::header::CONTENT_TYPE,
-                        http::HeaderValue::from_static("text/event-stream"),
-                    );
-                    Ok::<_, Infallible>(response)
-                });
-                tokio::spawn(
-                    hyper::server::conn::http1::Builder::new()
-                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
-                );
-            }
-        });
-        (format!("http://{address}/mcp").parse().unwrap(), accepted)
-    }
-
     #[tokio::test]
     async fn a_drained_reply_leaves_its_connection_for_the_next_call() {
-        let (uri, accepted) = slow_ending_server(Duration::from_millis(10)).await;
+        // The reply's first piece at once, its end 10 ms later.
+        let (uri, accepted) =
+            super::super::http1_pool::tests::rest_server(Duration::from_millis(10), 0, true).await;
         let pool = Http1Pool::new(&uri, Duration::from_secs(2)).unwrap();
         let client = LeanClient::Plain(Arc::new(pool));
         for _ in 0..20 {
             let mut reply = client.post(HeaderMap::new(), Bytes::new()).await.unwrap();
-            assert_eq!(&reply.chunk().await.unwrap().unwrap()[..], b"data: {}\n\n");
+            assert_eq!(&reply.chunk().await.unwrap().unwrap()[..], b"first");
             reply.drain(1024);
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
