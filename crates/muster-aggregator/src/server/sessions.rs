@@ -127,6 +127,12 @@ struct Entry {
 }
 
 impl Entry {
+    /// The session completed `initialize` and its client cannot be asked anything during a
+    /// call: its meta-tool calls may take the lean path.
+    fn is_lean(&self) -> bool {
+        self.init.is_some() && !self.answers_requests
+    }
+
     fn new(now: Instant) -> Self {
         Self {
             init: None,
@@ -277,9 +283,7 @@ impl SessionTable {
     /// Whether `id` names a session that completed `initialize` and whose client cannot
     /// be asked anything during a call: its meta-tool calls may take the lean path.
     pub(super) fn is_lean(&self, id: &str) -> bool {
-        self.lock()
-            .get(id)
-            .is_some_and(|e| e.init.is_some() && !e.answers_requests)
+        self.lock().get(id).is_some_and(Entry::is_lean)
     }
 
     /// The notifier of session `id` when its meta-tool calls may take the lean path (see
@@ -290,7 +294,7 @@ impl SessionTable {
         let mut entries = self.lock();
         let key = entries.get_key_value(id)?.0.clone();
         let entry = entries.get_mut(&key)?;
-        if entry.init.is_none() || entry.answers_requests {
+        if !entry.is_lean() {
             return None;
         }
         let notifier = entry.notifier.get_or_insert_with(|| {
