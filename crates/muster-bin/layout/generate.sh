@@ -13,10 +13,10 @@
 # functions executed: first those that ran from the start to the last proxied call (what
 # every muster that proxies calls runs, start-up included), then those only the meta-tools,
 # the workflow and the shutdown ran. A muster that proxies calls then maps the first part
-# alone instead of pages where its functions sit among the others. A native run of the same
-# calls under perf adds to the first part what ran there only. Needs valgrind
-# (callgrind_control), perf, nm and python3 besides the harness binaries
-# (tests/benches/muster_bench.sh).
+# alone instead of pages where its functions sit among the others. Native runs of the same
+# calls add to the first part what ran there only, counted with uprobes
+# (native_functions.py). Needs root (for the uprobes), valgrind (callgrind_control), nm,
+# readelf and python3 besides the harness binaries (tests/benches/muster_bench.sh).
 # Run it again after larger changes: functions renamed since are skipped by the linker and
 # new ones land among the rest of the code.
 set -euo pipefail
@@ -24,7 +24,7 @@ set -euo pipefail
 layout=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/benches/muster_bench.sh
 source "$layout/../../../tests/benches/muster_bench.sh"
-require_tools valgrind callgrind_annotate callgrind_control perf nm python3
+require_tools valgrind callgrind_annotate callgrind_control nm readelf python3
 start_backend_and_config
 mkdir -p "$work/config/workflows"
 cat >"$work/config/workflows/echo-twice.yaml" <<'YAML'
@@ -80,25 +80,38 @@ call call_tool '{"name":"workflow_echo-twice","arguments":{"message":"layout"}}'
 kill -INT "$muster_pid"
 wait "$muster_pid" || true
 
-# The same start and proxied calls natively, sampled by perf: paths that depend on timing,
-# which callgrind's serialized run never takes (a task still running when its handle is
-# dropped, a lock found taken), show up among the functions that faulted a page in or were
-# running when sampled; they join the first part.
-perf record -q -e 'cpu-clock/period=100000/u' -e 'page-faults/period=1/' -o "$work/native.data" \
-    -- "$muster" serve --config-path "$work/config" >"$work/native.log" 2>&1 &
-perf_pid=$!
-pids+=("$perf_pid")
-wait_ready
-proxied_calls
-kill -INT "$(pgrep -P "$perf_pid")"
-wait "$perf_pid" || true
-perf script -i "$work/native.data" -F ip,sym --no-demangle 2>/dev/null | awk '{print $2}' | sort -u >"$work/native.txt"
-
 nm --defined-only --print-size "$muster" >"$work/symbols.txt"
 # callgrind.out.1: from the start to the last proxied call; callgrind.out: the rest.
 for dump in "$work/callgrind.out.1" "$work/callgrind.out"; do
     callgrind_annotate --threshold=100 --inclusive=no "$dump" >"$dump.costs" 2>/dev/null
 done
+grep -oE '^c?fn=\([0-9]+\) .+$' "$work/callgrind.out.1" | sed -E "s/^c?fn=\([0-9]+\) //; s/'[0-9]+\$//" |
+    sort -u >"$work/callgrind-part1.txt"
+
+# The same start and proxied calls natively, twice. Paths that depend on timing, which
+# callgrind's serialized run never takes (a task still running when its handle is dropped, a
+# lock found taken), run there only. The first run tells which code pages a native muster
+# maps; the second counts, with a uprobe at each function on those pages that callgrind did
+# not see, which of them ran. They join the first part.
+native_run() {
+    "$muster" serve --config-path "$work/config" >"$work/native.log" 2>&1 &
+    native_pid=$!
+    pids+=("$native_pid")
+    wait_ready
+    proxied_calls
+}
+trap 'python3 "$layout/native_functions.py" remove 2>/dev/null || true; cleanup' EXIT
+native_run
+python3 "$layout/native_functions.py" candidates "$muster" "$native_pid" "$work/callgrind-part1.txt" \
+    >"$work/candidates.txt"
+kill -INT "$native_pid"
+wait "$native_pid" || true
+python3 "$layout/native_functions.py" add "$muster" "$work/candidates.txt"
+native_run
+python3 "$layout/native_functions.py" collect "$muster" >"$work/native.txt"
+kill -INT "$native_pid"
+wait "$native_pid" || true
+
 python3 - "$work/symbols.txt" "$work/native.txt" "$work/callgrind.out.1" "$work/callgrind.out" >"$layout/symbol-order.txt" <<'PY'
 import re, sys
 symbols, native, dumps = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -123,15 +136,21 @@ def costs(dump):
             cost.setdefault(plain(found.group(1)), 0)
     return cost
 listed = set()
-sampled = {line.strip() for line in open(native)}
+# The native run's functions, the most called first.
+native_calls = {}
+for line in open(native):
+    name, calls = line.split()
+    native_calls.setdefault(name, int(calls))
 for part, dump in enumerate(dumps):
     cost = costs(dump)
     if part == 0:
-        new = [n for n in sampled if n in size and n not in cost]
-        print(f"native run: {len(sampled)} functions, {len(new)} of them not in callgrind's", file=sys.stderr)
-        for name in new:
-            cost[name] = 0
+        new = [n for n in native_calls if n in size and n not in cost]
+        print(f"native run: {len(new)} functions callgrind did not see", file=sys.stderr)
+    else:
+        new = []
     ran = sorted((n for n in cost if n in size and n not in listed), key=lambda n: (-cost[n], n))
+    # After callgrind's, the native run's own, the most called first.
+    ran += sorted((n for n in new if n not in listed and n not in cost), key=lambda n: (-native_calls[n], n))
     listed.update(ran)
     print("\n".join(ran))
     print(f"part {part + 1}: {len(ran)} functions, {sum(size[n] for n in ran)} bytes of code", file=sys.stderr)
