@@ -9,8 +9,10 @@
 //! it next reads that rest first, without waiting, and a connection whose rest does not end
 //! within its time or byte budget is closed. A kept connection is polled once when it is
 //! taken, and every kept connection once a second, so that those the server closed while
-//! idle are dropped; a request that finds none usable opens one. Requests that never
-//! reached a connection that closed meanwhile are sent again on a new one.
+//! idle are dropped; a request that finds none usable opens one. While any connection is
+//! kept, a task sweeps them every 10 s as well and closes those idle for 90 s, so that the
+//! connections a burst opened do not outlive it. Requests that never reached a connection
+//! that closed meanwhile are sent again on a new one.
 
 use std::future::{Future, poll_fn};
 use std::net::SocketAddr;
@@ -39,6 +41,13 @@ const MAX_KEPT: usize = 256;
 /// How often every kept connection is polled, so that those the server closed while idle
 /// are dropped even when the ones kept last serve every request.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a connection may stay kept without carrying a request before it is closed.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How often a pool with kept connections closes those idle for [`IDLE_TIMEOUT`], even
+/// when no request comes to sweep them.
+const IDLE_SWEEP_EVERY: Duration = Duration::from_secs(10);
 
 /// How long the server's looked-up addresses serve the connections opened after: those
 /// opened together take one lookup (a thread of the blocking pool each otherwise).
@@ -69,14 +78,18 @@ struct Kept {
     conns: Vec<Box<Conn>>,
     /// When every kept connection was last polled.
     swept: Instant,
+    /// Whether a task closes the connections idle for [`IDLE_TIMEOUT`]: one runs while
+    /// any connection is kept.
+    idle_sweeper: bool,
 }
 
 impl Kept {
-    /// Polls every kept connection once, dropping those that have ended or whose last
-    /// reply overran its budget.
+    /// Polls every kept connection once, dropping those that have ended, whose last
+    /// reply overran its budget, or that have been idle for [`IDLE_TIMEOUT`].
     fn sweep(&mut self, cx: &mut Context<'_>) {
-        self.conns
-            .retain_mut(|conn| !matches!(conn.poll_state(cx), State::Ended));
+        self.conns.retain_mut(|conn| {
+            conn.kept_at.elapsed() < IDLE_TIMEOUT && !matches!(conn.poll_state(cx), State::Ended)
+        });
         self.swept = Instant::now();
     }
 
@@ -102,6 +115,8 @@ struct Conn {
     sender: SendRequest<Full<Bytes>>,
     connection: http1::Connection<TokioIo<TcpStream>, Full<Bytes>>,
     unread: Option<Unread>,
+    /// When the connection was last handed back to the pool.
+    kept_at: Instant,
 }
 
 /// The rest of a reply whose caller is done with it, read before the connection carries
@@ -279,6 +294,7 @@ impl Http1Pool {
             kept: Mutex::new(Kept {
                 conns: Vec::new(),
                 swept: Instant::now(),
+                idle_sweeper: false,
             }),
         })
     }
@@ -355,11 +371,20 @@ impl Http1Pool {
         kept.take_usable(&mut quiet)
     }
 
-    /// Keeps `conn`, whose exchange is over, for later requests.
-    fn keep(&self, conn: Box<Conn>) {
+    /// Keeps `conn`, whose exchange is over, for later requests, and starts the task that
+    /// closes idle connections if none runs.
+    fn keep(self: &Arc<Self>, mut conn: Box<Conn>) {
         let mut kept = self.kept();
         if kept.conns.len() < MAX_KEPT {
+            conn.kept_at = Instant::now();
             kept.conns.push(conn);
+        }
+        if !kept.idle_sweeper
+            && !kept.conns.is_empty()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            kept.idle_sweeper = true;
+            runtime.spawn(close_idle(Arc::downgrade(self)));
         }
     }
 
@@ -381,6 +406,7 @@ impl Http1Pool {
             sender,
             connection,
             unread: None,
+            kept_at: Instant::now(),
         }))
     }
 
@@ -418,6 +444,23 @@ impl Http1Pool {
             .collect();
         *kept = Some((Instant::now(), Arc::clone(&addresses)));
         Ok(addresses)
+    }
+}
+
+/// Sweeps the kept connections of `pool` every [`IDLE_SWEEP_EVERY`], closing those idle
+/// for [`IDLE_TIMEOUT`] or closed by the server, until none is kept or the pool is gone.
+async fn close_idle(pool: std::sync::Weak<Http1Pool>) {
+    loop {
+        tokio::time::sleep(IDLE_SWEEP_EVERY).await;
+        let Some(pool) = pool.upgrade() else {
+            return;
+        };
+        let mut kept = pool.kept();
+        kept.sweep(&mut Context::from_waker(Waker::noop()));
+        if kept.conns.is_empty() {
+            kept.idle_sweeper = false;
+            return;
+        }
     }
 }
 
@@ -562,6 +605,43 @@ pub(crate) mod tests {
             "the closed connection is dropped"
         );
         assert_eq!(&post_and_read(&pool).await.unwrap()[..], b"ok");
+    }
+
+    #[tokio::test]
+    async fn connections_idle_for_the_idle_timeout_are_closed_without_a_request() {
+        let (uri, accepted) = counting_server(false).await;
+        let pool = pool_of(&uri);
+        assert_eq!(&post_and_read(&pool).await.unwrap()[..], b"ok");
+        assert!(
+            pool.kept().idle_sweeper,
+            "a kept connection starts the sweeper"
+        );
+        tokio::time::pause();
+        let sweep_in = |steps: u32| async move {
+            for _ in 0..steps {
+                tokio::time::advance(IDLE_SWEEP_EVERY).await;
+                tokio::task::yield_now().await;
+            }
+        };
+        sweep_in(IDLE_TIMEOUT.as_secs() as u32 / IDLE_SWEEP_EVERY.as_secs() as u32 - 1).await;
+        assert_eq!(pool.kept().conns.len(), 1, "not idle for long enough yet");
+        sweep_in(2).await;
+        assert!(
+            pool.kept().conns.is_empty(),
+            "closed once idle for the timeout"
+        );
+        assert!(
+            !pool.kept().idle_sweeper,
+            "the sweeper stops with no connection kept"
+        );
+        tokio::time::resume();
+        assert_eq!(&post_and_read(&pool).await.unwrap()[..], b"ok");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "a new connection carried the next request"
+        );
+        assert!(pool.kept().idle_sweeper, "and started a sweeper again");
     }
 
     #[tokio::test]
