@@ -380,7 +380,6 @@ impl Http1Pool {
             kept.conns.push(conn);
         }
         if !kept.idle_sweeper
-            && !kept.conns.is_empty()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
             kept.idle_sweeper = true;
