@@ -14,25 +14,22 @@
 //! connections a burst opened do not outlive it. Requests that never reached a connection
 //! that closed meanwhile are sent again on a new one.
 
-use std::future::{Future, poll_fn};
+use std::future::poll_fn;
 use std::net::SocketAddr;
-use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::HOST;
-use http::uri::PathAndQuery;
-use http::{HeaderValue, Request, Response, Uri};
-use http_body_util::Full;
-use hyper::body::{Body, Incoming};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper_util::rt::TokioIo;
+use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::{HeaderMap, Uri};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::failure::with_causes;
+pub(crate) use self::wire::Head;
+use self::wire::Wire;
+
+mod wire;
 
 /// Connections kept per server (a few KB each while idle); a request that finds none kept
 /// opens one more, which is closed after its exchange when the set is full.
@@ -61,10 +58,8 @@ pub(crate) struct Http1Pool {
     /// The addresses `host` was last looked up to, and when; forgotten when none of them
     /// could be reached. Locked across the lookup, so that concurrent opens share it.
     addresses: tokio::sync::Mutex<Option<(Instant, Arc<[SocketAddr]>)>>,
-    /// The `Host` header of every request.
-    host_header: HeaderValue,
-    /// The request target (origin form).
-    target: PathAndQuery,
+    /// How every request's head starts: its request line and `Host`.
+    head_start: Box<[u8]>,
     connect_timeout: Duration,
     kept: Mutex<Kept>,
 }
@@ -109,11 +104,9 @@ impl Kept {
     }
 }
 
-/// One connection: the handle requests are sent with, the connection's future, which
-/// whoever uses the connection polls, and what is left of its last reply.
+/// One connection, and what is left of its last reply.
 struct Conn {
-    sender: SendRequest<Full<Bytes>>,
-    connection: http1::Connection<TokioIo<TcpStream>, Full<Bytes>>,
+    wire: Wire,
     unread: Option<Unread>,
     /// When the connection was last handed back to the pool.
     kept_at: Instant,
@@ -122,7 +115,6 @@ struct Conn {
 /// The rest of a reply whose caller is done with it, read before the connection carries
 /// another request.
 struct Unread {
-    body: Incoming,
     /// How many more bytes may come before the connection is given up.
     budget: usize,
     /// When the connection is given up if the body has not ended by then.
@@ -146,125 +138,80 @@ impl std::fmt::Debug for Conn {
 }
 
 impl Conn {
-    /// Polls the connection's future (its reads and writes): `Ready` once it has ended,
-    /// closed or failed, after which it must not be polled again.
-    fn poll_connection(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        Pin::new(&mut self.connection).poll(cx).map(|ended| {
-            if let Err(e) = ended {
-                tracing::debug!(error = %with_causes(&e), "a lean-hop connection ended");
-            }
-        })
-    }
-
-    /// Polls the connection, and the rest of its last reply if any, without waiting.
+    /// Reads what has arrived of the last reply's rest, then checks that the server has not
+    /// closed the connection meanwhile, without waiting.
     fn poll_state(&mut self, cx: &mut Context<'_>) -> State {
-        // The body takes one piece per poll, and the connection reads the next piece when
-        // polled after that: alternate while they move.
-        let mut rounds = 0;
-        while self.unread.is_some() {
-            match self.poll_unread(cx) {
-                Rest::Broken => return State::Ended,
-                Rest::Done => break,
-                Rest::Waiting { read } => {
-                    if self.poll_connection(cx).is_ready() {
-                        return State::Ended;
+        if let Some(unread) = &mut self.unread {
+            loop {
+                match self.wire.poll_data(cx) {
+                    Poll::Ready(None) => break,
+                    Poll::Ready(Some(Ok(piece))) if piece.len() <= unread.budget => {
+                        unread.budget -= piece.len();
                     }
-                    if !read && rounds > 0 {
-                        return State::Finishing;
-                    }
+                    Poll::Ready(Some(_)) => return State::Ended,
+                    Poll::Pending if Instant::now() >= unread.until => return State::Ended,
+                    Poll::Pending => return State::Finishing,
                 }
             }
-            rounds += 1;
+            self.unread = None;
         }
-        if self.poll_connection(cx).is_pending() && self.sender.is_ready() {
+        if self.wire.idle_and_open(cx) {
             State::Usable
         } else {
             State::Ended
         }
     }
-
-    /// Reads what has arrived of the last reply's rest.
-    fn poll_unread(&mut self, cx: &mut Context<'_>) -> Rest {
-        let Some(unread) = &mut self.unread else {
-            return Rest::Done;
-        };
-        let mut read = false;
-        loop {
-            match Pin::new(&mut unread.body).poll_frame(cx) {
-                Poll::Ready(None) => {
-                    self.unread = None;
-                    return Rest::Done;
-                }
-                Poll::Ready(Some(Ok(frame))) => {
-                    let bytes = frame.data_ref().map_or(0, Bytes::len);
-                    if bytes > unread.budget {
-                        return Rest::Broken;
-                    }
-                    unread.budget -= bytes;
-                    read = true;
-                }
-                Poll::Ready(Some(Err(_))) => return Rest::Broken,
-                Poll::Pending if Instant::now() >= unread.until => return Rest::Broken,
-                Poll::Pending => return Rest::Waiting { read },
-            }
-        }
-    }
 }
 
-/// How far the rest of a reply has been read.
-enum Rest {
-    /// To its end (or there was none).
-    Done,
-    /// It failed, overran its budget or its time.
-    Broken,
-    /// More is to come; `read` when this poll read some of it.
-    Waiting { read: bool },
-}
-
-/// A connection in use by one exchange; dropped before [`release`](Self::release), it is
-/// closed.
+/// A connection in use by one exchange, and the head of its reply; dropped before the
+/// reply's end (or [`release_unread`](Self::release_unread)), the connection is closed.
 #[derive(Debug)]
 pub(crate) struct InUse {
     /// `None` once the connection has ended (or was handed back).
     conn: Option<Box<Conn>>,
     pool: Arc<Http1Pool>,
+    head: Head,
 }
 
 impl InUse {
-    /// Polls `work` (the exchange's response, or its body) to its end, driving the
-    /// connection meanwhile.
-    pub(crate) async fn drive<F: Future>(&mut self, work: F) -> F::Output {
-        let mut work = pin!(work);
-        poll_fn(|cx| {
-            if let Poll::Ready(out) = work.as_mut().poll(cx) {
-                return Poll::Ready(out);
-            }
-            // What the connection reads now reaches `work` at once.
-            if let Some(conn) = &mut self.conn
-                && conn.poll_connection(cx).is_ready()
-            {
-                self.conn = None;
-            }
-            work.as_mut().poll(cx)
-        })
-        .await
+    /// What the reply's head says.
+    pub(crate) fn head(&self) -> Head {
+        self.head
     }
 
-    /// Hands the connection back to the pool: its exchange is over.
-    pub(crate) fn release(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            self.pool.keep(conn);
+    /// The next piece of the reply's body as it arrives; `None` at its end, when the
+    /// connection goes back to the pool.
+    ///
+    /// # Errors
+    ///
+    /// When the connection fails, ends or breaks the protocol within the body; it is
+    /// closed then.
+    pub(crate) async fn chunk(&mut self) -> Option<Result<Bytes, String>> {
+        let conn = self.conn.as_mut()?;
+        match poll_fn(|cx| conn.wire.poll_data(cx)).await {
+            None => {
+                if let Some(conn) = self.conn.take()
+                    && conn.wire.at_rest()
+                {
+                    self.pool.keep(conn);
+                }
+                None
+            }
+            Some(Ok(piece)) => Some(Ok(piece)),
+            Some(Err(e)) => {
+                self.conn = None;
+                Some(Err(e.to_string()))
+            }
         }
     }
 
-    /// Hands the connection back to the pool with the rest of the reply's `body` unread:
-    /// the caller is done with it. Whoever takes the connection next reads that rest first;
-    /// when more than `budget` bytes of it come, or it has not ended after `time`, the
-    /// connection is closed instead.
-    pub(crate) fn release_unread(&mut self, body: Incoming, budget: usize, time: Duration) {
+    /// Hands the connection back to the pool with the rest of the reply unread: the caller
+    /// is done with it. Whoever takes the connection next reads that rest first; when more
+    /// than `budget` bytes of it come, or it has not ended after `time`, the connection is
+    /// closed instead.
+    pub(crate) fn release_unread(&mut self, budget: usize, time: Duration) {
         if let Some(mut conn) = self.conn.take() {
             conn.unread = Some(Unread {
-                body,
                 budget,
                 until: Instant::now() + time,
             });
@@ -281,15 +228,13 @@ impl Http1Pool {
             .host()
             .trim_start_matches('[')
             .trim_end_matches(']');
+        let target = uri.path_and_query().map_or("/", |p| p.as_str());
+        let head_start = format!("POST {target} HTTP/1.1\r\nhost: {authority}\r\n");
         Some(Self {
             host: host.to_owned(),
             port: authority.port_u16().unwrap_or(80),
             addresses: tokio::sync::Mutex::new(None),
-            host_header: HeaderValue::from_str(authority.as_str()).ok()?,
-            target: uri
-                .path_and_query()
-                .cloned()
-                .unwrap_or_else(|| PathAndQuery::from_static("/")),
+            head_start: head_start.into_bytes().into(),
             connect_timeout,
             kept: Mutex::new(Kept {
                 conns: Vec::new(),
@@ -304,56 +249,62 @@ impl Http1Pool {
     }
 
     /// POSTs `body` with `headers` (and the server's `Host`) to the server's URL: the
-    /// response, and the connection its body is read with.
+    /// connection the reply is read from, its head read.
     ///
     /// # Errors
     ///
-    /// The connection's or the exchange's error and its causes, as one line.
+    /// The connection's or the exchange's error, as one line.
     pub(crate) async fn post(
         self: &Arc<Self>,
-        headers: http::HeaderMap,
+        headers: &HeaderMap,
         body: Bytes,
-    ) -> Result<(Response<Incoming>, InUse), String> {
-        let mut request = Request::new(Full::new(body));
-        *request.method_mut() = http::Method::POST;
-        *request.uri_mut() = Uri::from(self.target.clone());
-        *request.headers_mut() = headers;
-        request.headers_mut().insert(HOST, self.host_header.clone());
-        let mut conn = self.checkout().await?;
-        let sent = conn.sender.try_send_request(request);
-        let mut in_use = self.in_use(conn);
-        match in_use.drive(sent).await {
-            Ok(response) => Ok((response, in_use)),
-            Err(mut error) => match error.take_message() {
-                // The connection closed before the request was written: a new one takes it.
-                Some(request) => {
-                    let mut conn = Box::pin(self.connect()).await?;
-                    let sent = conn.sender.send_request(request);
-                    let mut in_use = self.in_use(conn);
-                    let response = in_use.drive(sent).await.map_err(|e| with_causes(&e))?;
-                    Ok((response, in_use))
-                }
-                None => Err(with_causes(error.error())),
-            },
+    ) -> Result<InUse, String> {
+        let head = self.request_head(headers, body.len());
+        // Opening a connection is boxed: it is rare, and its state would otherwise be
+        // carried (and moved) by every request's future.
+        let (mut conn, kept) = match self.take_open() {
+            Some(conn) => (conn, true),
+            None => (Box::pin(self.connect()).await?, false),
+        };
+        if let Err(e) = conn.wire.send(&head, &body).await {
+            if !kept {
+                return Err(e.to_string());
+            }
+            // The server closed the kept connection before it had the whole request, so it
+            // did not run it: a new connection takes it.
+            conn = Box::pin(self.connect()).await?;
+            conn.wire
+                .send(&head, &body)
+                .await
+                .map_err(|e| e.to_string())?;
         }
-    }
-
-    fn in_use(self: &Arc<Self>, conn: Box<Conn>) -> InUse {
-        InUse {
+        let head = conn.wire.read_head().await.map_err(|e| e.to_string())?;
+        Ok(InUse {
             conn: Some(conn),
             pool: Arc::clone(self),
-        }
+            head,
+        })
     }
 
-    /// A connection ready for a request: the one kept last that is still open, or a new
-    /// one.
-    async fn checkout(&self) -> Result<Box<Conn>, String> {
-        if let Some(conn) = self.take_open() {
-            return Ok(conn);
+    /// The head of a request with `headers` and a body of `length` bytes (`Host`,
+    /// `Content-Length` and `Transfer-Encoding` are the pool's to write).
+    fn request_head(&self, headers: &HeaderMap, length: usize) -> Vec<u8> {
+        let mut head = Vec::with_capacity(self.head_start.len() + 64 + 64 * headers.len());
+        head.extend_from_slice(&self.head_start);
+        head.extend_from_slice(b"content-length: ");
+        head.extend_from_slice(itoa::Buffer::new().format(length).as_bytes());
+        head.extend_from_slice(b"\r\n");
+        for (name, value) in headers {
+            if name == HOST || name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
+                continue;
+            }
+            head.extend_from_slice(name.as_str().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
         }
-        // Boxed: opening a connection is rare, and its state would otherwise be carried
-        // (and moved) by every request's future.
-        Box::pin(self.connect()).await
+        head.extend_from_slice(b"\r\n");
+        head
     }
 
     /// The connection kept last that can carry a request now, sweeping every kept one
@@ -397,13 +348,9 @@ impl Http1Pool {
                     self.host, self.port, self.connect_timeout
                 )
             })??;
-        let (sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| with_causes(&e))?;
         tracing::debug!(host = %self.host, port = self.port, kept = self.kept().conns.len(), "opened a lean-hop connection");
         Ok(Box::new(Conn {
-            sender,
-            connection,
+            wire: Wire::new(stream),
             unread: None,
             kept_at: Instant::now(),
         }))
@@ -466,7 +413,9 @@ async fn close_idle(pool: std::sync::Weak<Http1Pool>) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use http_body_util::BodyExt;
+    use http::Response;
+    use http_body_util::Full;
+    use hyper_util::rt::TokioIo;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A server answering every request with `ok` (closing the connection after each
@@ -501,16 +450,11 @@ pub(crate) mod tests {
 
     /// POSTs an empty body and reads the reply to its end, driving the connection.
     async fn post_and_read(pool: &Arc<Http1Pool>) -> Result<Bytes, String> {
-        let (response, mut connection) = pool.post(http::HeaderMap::new(), Bytes::new()).await?;
-        let mut body = response.into_body();
+        let mut connection = pool.post(&HeaderMap::new(), Bytes::new()).await?;
         let mut read = Vec::new();
-        while let Some(frame) = connection.drive(body.frame()).await {
-            let frame = frame.map_err(|e| e.to_string())?;
-            if let Ok(data) = frame.into_data() {
-                read.extend_from_slice(&data);
-            }
+        while let Some(piece) = connection.chunk().await {
+            read.extend_from_slice(&piece?);
         }
-        connection.release();
         Ok(read.into())
     }
 
@@ -648,11 +592,8 @@ pub(crate) mod tests {
         let (uri, accepted) = counting_server(false).await;
         let pool = pool_of(&uri);
         for _ in 0..3 {
-            let (response, _connection) = pool
-                .post(http::HeaderMap::new(), Bytes::new())
-                .await
-                .unwrap();
-            drop(response);
+            let connection = pool.post(&HeaderMap::new(), Bytes::new()).await.unwrap();
+            drop(connection);
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
         assert!(pool.kept().conns.is_empty());
@@ -708,14 +649,10 @@ pub(crate) mod tests {
     /// POSTs, reads the first piece of the reply and hands the connection back with the
     /// rest unread (`budget` bytes, `time` to end).
     async fn post_and_leave(pool: &Arc<Http1Pool>, budget: usize, time: Duration) {
-        let (response, mut connection) = pool
-            .post(http::HeaderMap::new(), Bytes::new())
-            .await
-            .unwrap();
-        let mut body = response.into_body();
-        let first = connection.drive(body.frame()).await.unwrap().unwrap();
-        assert_eq!(first.into_data().unwrap(), Bytes::from_static(b"first"));
-        connection.release_unread(body, budget, time);
+        let mut connection = pool.post(&HeaderMap::new(), Bytes::new()).await.unwrap();
+        let first = connection.chunk().await.unwrap().unwrap();
+        assert_eq!(first, Bytes::from_static(b"first"));
+        connection.release_unread(budget, time);
     }
 
     #[tokio::test]
@@ -789,11 +726,7 @@ pub(crate) mod tests {
         drop(listener);
         let uri: Uri = format!("http://localhost:{port}/mcp").parse().unwrap();
         let pool = pool_of(&uri);
-        assert!(
-            pool.post(http::HeaderMap::new(), Bytes::new())
-                .await
-                .is_err()
-        );
+        assert!(pool.post(&HeaderMap::new(), Bytes::new()).await.is_err());
         assert!(pool.addresses.lock().await.is_none());
     }
 
@@ -805,7 +738,7 @@ pub(crate) mod tests {
         let uri: Uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
         let pool = Arc::new(Http1Pool::new(&uri, Duration::from_secs(1)).unwrap());
         let error = pool
-            .post(http::HeaderMap::new(), Bytes::new())
+            .post(&HeaderMap::new(), Bytes::new())
             .await
             .unwrap_err();
         assert!(error.to_lowercase().contains("refused"), "{error}");

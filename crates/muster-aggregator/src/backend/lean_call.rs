@@ -240,7 +240,7 @@ struct Exchange<'a> {
 impl LeanHop {
     /// The lean hop of a connection to `uri` whose session `session` records, on a
     /// connection that negotiated `protocol`; `http` is the backend's client, used where
-    /// hyper's cannot go (TLS, proxies), `connect_timeout` bounds new connections.
+    /// the pool's connections cannot go (TLS, proxies), `connect_timeout` bounds new connections.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         http: reqwest::Client,
@@ -431,12 +431,7 @@ impl Exchange<'_> {
             response.drain(self.hop.max_bytes);
             return Outcome::Done(self.read_routed(route).await);
         }
-        let is_sse = response
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.trim_start().starts_with("text/event-stream"));
-        let result = if is_sse {
+        let result = if response.is_event_stream() {
             self.read_sse(response).await
         } else {
             self.read_json(response, status).await

@@ -3,9 +3,9 @@
 //! reqwest client otherwise (TLS with the extra CA certificates, proxies from the
 //! environment).
 //!
-//! hyper's connections take the request as built — no URL parsing, redirect policy or
-//! header merging per call — which is most of what reqwest adds on the way to the same
-//! hyper connection.
+//! The pool's connections write the request as built — no URL parsing, redirect policy or
+//! header merging per call, no task or channel between the call and its socket — which is
+//! most of what reqwest and hyper add on the way to the same bytes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +13,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::FutureExt;
 use http::{HeaderMap, StatusCode};
-use http_body_util::BodyExt;
 
 use super::failure::with_causes;
 use super::http1_pool::{Http1Pool, InUse};
@@ -35,18 +34,21 @@ pub(crate) enum LeanClient {
     },
 }
 
-/// The reply to a POST: status, headers and the body as it arrives.
+/// The reply to a POST: status, what its head says of the body, and the body as it
+/// arrives.
 pub(crate) struct Reply {
     /// The HTTP status.
     pub(crate) status: StatusCode,
-    /// The response headers.
-    pub(crate) headers: HeaderMap,
+    /// `Content-Length`, when the body is framed by it.
+    content_length: Option<u64>,
+    /// Whether `Content-Type` is `text/event-stream`.
+    event_stream: bool,
     body: ReplyBody,
 }
 
 enum ReplyBody {
-    /// The body, and the connection that reads it (handed back at the body's end).
-    Plain(hyper::body::Incoming, InUse),
+    /// The connection the body is read from (handed back at the body's end).
+    Plain(InUse),
     Reqwest(reqwest::Response),
 }
 
@@ -79,12 +81,13 @@ impl LeanClient {
     pub(crate) async fn post(&self, headers: HeaderMap, body: Bytes) -> Result<Reply, String> {
         match self {
             Self::Plain(pool) => {
-                let (response, connection) = pool.post(headers, body).await?;
-                let (parts, body) = response.into_parts();
+                let connection = pool.post(&headers, body).await?;
+                let head = connection.head();
                 Ok(Reply {
-                    status: parts.status,
-                    headers: parts.headers,
-                    body: ReplyBody::Plain(body, connection),
+                    status: head.status,
+                    content_length: head.content_length,
+                    event_stream: head.event_stream,
+                    body: ReplyBody::Plain(connection),
                 })
             }
             Self::Reqwest { client, url } => {
@@ -95,9 +98,15 @@ impl LeanClient {
                     .send()
                     .await
                     .map_err(|e| with_causes(&e))?;
+                let content_type = response
+                    .headers()
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok());
                 Ok(Reply {
                     status: response.status(),
-                    headers: response.headers().clone(),
+                    content_length: response.content_length(),
+                    event_stream: content_type
+                        .is_some_and(|ct| ct.trim_start().starts_with("text/event-stream")),
                     body: ReplyBody::Reqwest(response),
                 })
             }
@@ -130,8 +139,8 @@ impl Reply {
             }
         }
         match self.body {
-            ReplyBody::Plain(body, mut connection) => {
-                connection.release_unread(body, max_bytes - read, DRAIN_TIME);
+            ReplyBody::Plain(mut connection) => {
+                connection.release_unread(max_bytes - read, DRAIN_TIME);
             }
             ReplyBody::Reqwest(mut response) => {
                 tokio::spawn(async move {
@@ -151,10 +160,12 @@ impl Reply {
 
     /// The body's announced length, when it has one.
     pub(crate) fn content_length(&self) -> Option<u64> {
-        self.headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok())
+        self.content_length
+    }
+
+    /// Whether the body is an SSE stream (`text/event-stream`).
+    pub(crate) fn is_event_stream(&self) -> bool {
+        self.event_stream
     }
 
     /// The next piece of the body; `None` at its end.
@@ -164,21 +175,8 @@ impl Reply {
     /// When the connection fails while the body is read.
     pub(crate) async fn chunk(&mut self) -> Option<Result<Bytes, String>> {
         match &mut self.body {
-            ReplyBody::Plain(body, connection) => loop {
-                match connection.drive(body.frame()).await {
-                    // The exchange is over: the connection can carry the next one.
-                    None => {
-                        connection.release();
-                        return None;
-                    }
-                    Some(Ok(frame)) => {
-                        if let Ok(data) = frame.into_data() {
-                            return Some(Ok(data));
-                        }
-                    }
-                    Some(Err(e)) => return Some(Err(with_causes(&e))),
-                }
-            },
+            // At the body's end the connection can carry the next exchange.
+            ReplyBody::Plain(connection) => connection.chunk().await,
             ReplyBody::Reqwest(response) => response
                 .chunk()
                 .await
@@ -194,7 +192,7 @@ mod tests {
     use std::sync::atomic::Ordering;
 
     #[tokio::test]
-    async fn plain_http_takes_hyper_and_https_takes_reqwest() {
+    async fn plain_http_takes_the_pool_and_https_takes_reqwest() {
         let http = reqwest::Client::new();
         let timeout = Duration::from_secs(1);
         let plain = LeanClient::new(http.clone(), "http://127.0.0.1:9/mcp", timeout);

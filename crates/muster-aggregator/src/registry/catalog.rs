@@ -238,12 +238,12 @@ impl ExposedResource {
 pub struct AggregatedCatalog {
     generation: u64,
     tools: Vec<ExposedTool>,
-    tool_index: HashMap<String, usize>,
+    tool_index: NameIndex,
     core_tools: usize,
     prompts: Vec<ExposedPrompt>,
-    prompt_index: HashMap<String, usize>,
+    prompt_index: NameIndex,
     resources: Vec<ExposedResource>,
-    resource_index: HashMap<String, usize>,
+    resource_index: NameIndex,
     /// Per-server names exposed earlier whose server no longer offers them → that server.
     retired: HashMap<String, String>,
 }
@@ -353,8 +353,12 @@ impl AggregatedCatalog {
     }
 }
 
-fn index<'a>(names: impl Iterator<Item = &'a str>) -> HashMap<String, usize> {
-    let mut index = HashMap::new();
+/// Positions by name, looked up on every call: hashed with foldhash (seeded per process)
+/// instead of SipHash.
+type NameIndex = HashMap<String, usize, foldhash::quality::RandomState>;
+
+fn index<'a>(names: impl Iterator<Item = &'a str>) -> NameIndex {
+    let mut index = NameIndex::default();
     for (i, name) in names.enumerate() {
         index.entry(name.to_owned()).or_insert(i);
     }
