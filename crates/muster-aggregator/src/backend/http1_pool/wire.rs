@@ -10,10 +10,12 @@
 use std::fmt;
 use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
+use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::StatusCode;
+use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 
 /// The read buffer's first size, and the least free space a read is given.
@@ -140,15 +142,12 @@ impl Wire {
         Ok(())
     }
 
-    fn poll_write(&self, cx: &mut Context<'_>, slices: &[IoSlice<'_>]) -> Poll<io::Result<usize>> {
-        loop {
-            match self.io.try_write_vectored(slices) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    ready!(self.io.poll_write_ready(cx))?;
-                }
-                done => return Poll::Ready(done),
-            }
-        }
+    fn poll_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        slices: &[IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.io).poll_write_vectored(cx, slices)
     }
 
     /// Reads what is available into the buffer: `Ready(Ok(0))` at the connection's end.
@@ -157,21 +156,19 @@ impl Wire {
             self.buf.reserve(self.next_read);
         }
         let room = self.buf.capacity() - self.buf.len();
-        loop {
-            match self.io.try_read_buf(&mut self.buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    ready!(self.io.poll_read_ready(cx))?;
-                }
-                Ok(n) => {
-                    // A read that filled the buffer asks for more next time.
-                    if n == room {
-                        self.next_read = (self.next_read * 2).min(LARGEST_READ);
-                    }
-                    return Poll::Ready(Ok(n));
-                }
-                Err(e) => return Poll::Ready(Err(e)),
-            }
+        // tokio's read (unlike `try_read_buf`) takes a read shorter than the room offered as
+        // the socket drained, so the next poll waits for readiness instead of making a
+        // system call that would find nothing.
+        let read = ready!(tokio_util::io::poll_read_buf(
+            Pin::new(&mut self.io),
+            cx,
+            &mut self.buf
+        ))?;
+        // A read that filled the buffer asks for more next time.
+        if read == room {
+            self.next_read = (self.next_read * 2).min(LARGEST_READ);
         }
+        Poll::Ready(Ok(read))
     }
 
     /// Whether an idle connection (no reply being read) can still carry a request: the
