@@ -347,7 +347,9 @@ impl Aggregator {
         caller: Option<&muster_core::tool::CallerIdentity>,
     ) {
         #[cfg(feature = "http-client")]
-        if let Some(auth) = &self.inner.backend_auth {
+        if let Some(auth) = &self.inner.backend_auth
+            && auth.may_act_before_calls_of(caller)
+        {
             // Boxed, so that the futures of calls without backend sign-ins (most) stay small:
             // a call's future is moved whole on its way to the runtime.
             Box::pin(async move {

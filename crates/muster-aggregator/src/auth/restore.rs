@@ -83,6 +83,14 @@ impl Restores {
 }
 
 impl BackendAuth {
+    /// Whether a call of `caller` may have anything to do before it runs: a token to
+    /// forward, or sign-ins to restore (the backend OAuth client is on). Lets the call skip
+    /// [`forward_identity`](Self::forward_identity) and
+    /// [`restore_sign_ins`](Self::restore_sign_ins) without building their futures.
+    pub(crate) fn may_act_before_calls_of(&self, caller: Option<&CallerIdentity>) -> bool {
+        self.inner.settings.enabled || caller.is_some_and(|c| c.forwardable_token().is_some())
+    }
+
     /// Connects `session` (whose caller is `caller`) to every server that waits for a
     /// sign-in, that it has a grant for and no connection to here. Cheap between looks: one
     /// map lookup.

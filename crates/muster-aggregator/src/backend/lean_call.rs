@@ -629,6 +629,9 @@ impl Exchange<'_> {
                 self.transport_error("the server's response has neither result nor error", false)
             );
         };
+        if let Some(result) = super::tool_result::text_only(result.get()) {
+            return Ok(result);
+        }
         if let Ok(mut result) = serde_json::from_str::<CallToolResult>(result.get()) {
             result.result_type.get_or_insert(ResultType::COMPLETE);
             return Ok(result);

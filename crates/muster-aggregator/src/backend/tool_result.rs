@@ -1,7 +1,7 @@
 //! What the answer to a `tools/call` means for the caller.
 
 use muster_core::tool::ToolError;
-use rmcp::model::{CallToolResult, ResultType, ServerResult};
+use rmcp::model::{CallToolResult, ContentBlock, ResultType, ServerResult};
 
 /// The result of a `tools/call` the server answered with `result`.
 pub(crate) fn tool_result(
@@ -29,5 +29,92 @@ pub(crate) fn tool_result(
             retryable: false,
             source: "unexpected response to tools/call".into(),
         }),
+    }
+}
+
+/// A result of plain text blocks and nothing else — what most tools answer — read without
+/// rmcp's deserializer, which buffers every internally tagged content block before reading
+/// it again. Any other field, block type or key makes it not apply.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextResult<'a> {
+    #[serde(rename = "resultType", borrow)]
+    result_type: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    content: Vec<TextBlock<'a>>,
+    #[serde(rename = "isError")]
+    is_error: Option<bool>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TextBlock<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    text: std::borrow::Cow<'a, str>,
+}
+
+/// The `tools/call` result `json` when it holds text blocks only (no `structuredContent`,
+/// `_meta`, annotations or other block; `resultType`, if any, `complete`), as rmcp would
+/// read it; `None` for anything else, which rmcp's types then read.
+pub(crate) fn text_only(json: &str) -> Option<CallToolResult> {
+    let read: TextResult<'_> = serde_json::from_str(json).ok()?;
+    if read.result_type.is_some_and(|t| t != "complete") {
+        return None;
+    }
+    let mut content = Vec::with_capacity(read.content.len());
+    for block in read.content {
+        if block.kind != "text" {
+            return None;
+        }
+        content.push(ContentBlock::text(block.text.into_owned()));
+    }
+    let mut result = CallToolResult::default();
+    result.content = content;
+    result.is_error = read.is_error;
+    result.result_type = Some(ResultType::COMPLETE);
+    Some(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What rmcp's own reading of `json` gives, as `Exchange::finish` completes it.
+    fn by_rmcp(json: &str) -> CallToolResult {
+        let mut result: CallToolResult = serde_json::from_str(json).unwrap();
+        result.result_type.get_or_insert(ResultType::COMPLETE);
+        result
+    }
+
+    #[test]
+    fn text_results_read_as_rmcp_reads_them() {
+        for json in [
+            r#"{"content":[{"type":"text","text":"x"}],"isError":false}"#,
+            r#"{"content":[{"type":"text","text":"a \"quoted\" \u00e9 line\n"},{"text":"b","type":"text"}]}"#,
+            r#"{"isError":true,"content":[]}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"isError":null}"#,
+            r#"{"resultType":"complete","content":[{"type":"text","text":"x"}],"isError":false}"#,
+        ] {
+            assert_eq!(text_only(json), Some(by_rmcp(json)), "{json}");
+        }
+    }
+
+    #[test]
+    fn anything_beyond_text_blocks_is_left_to_rmcp() {
+        for json in [
+            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}"#,
+            r#"{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}"#,
+            r#"{"content":[{"type":"text","text":"x","_meta":{"k":1}}]}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"_meta":{"k":1}}"#,
+            r#"{"resultType":"input_required","content":[]}"#,
+            r#"{"isError":false}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"content":[]}"#,
+            r#"{"content":[{"type":"text"}]}"#,
+        ] {
+            assert_eq!(text_only(json), None, "{json}");
+        }
     }
 }

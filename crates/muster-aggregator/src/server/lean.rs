@@ -55,6 +55,7 @@ mod handshake;
 mod pieces;
 mod stateless;
 mod stream;
+mod text_result;
 
 /// The largest body the MCP endpoint reads (rmcp's limit).
 const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -585,6 +586,12 @@ fn result_message(id: &RawValue, name: &str, answer: Option<Answer>, stateless: 
             );
         }
         Some(Answer::Result(mut result)) => {
+            // Text blocks alone (most results) are written by hand, with the same bytes.
+            let mut body = message_head(id, 64 + result.content.len() * 32);
+            if text_result::write_text_only(&result, stateless, &mut body) {
+                body.push('}');
+                return body;
+            }
             // `resultType` exists from 2026-07-28 on; session-era replies go without it, as
             // rmcp writes them.
             result.result_type = stateless.then_some(ResultType::COMPLETE);
@@ -606,13 +613,20 @@ fn result_message(id: &RawValue, name: &str, answer: Option<Answer>, stateless: 
             (opening, &shared[skip..])
         }
     };
-    let mut body = String::with_capacity(opening.len() + rest.len() + id.get().len() + 40);
-    body.push_str(r#"{"jsonrpc":"2.0","id":"#);
-    body.push_str(id.get());
-    body.push_str(r#","result":"#);
+    let mut body = message_head(id, opening.len() + rest.len());
     body.push_str(opening);
     body.push_str(rest);
     body.push('}');
+    body
+}
+
+/// The start of the JSON-RPC message answering `id`, up to its `result`'s value, with room
+/// for `result_len` more bytes.
+fn message_head(id: &RawValue, result_len: usize) -> String {
+    let mut body = String::with_capacity(result_len + id.get().len() + 40);
+    body.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    body.push_str(id.get());
+    body.push_str(r#","result":"#);
     body
 }
 
