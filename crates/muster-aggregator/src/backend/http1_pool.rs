@@ -1,18 +1,18 @@
 //! Keep-alive HTTP/1.1 connections to one plain `http://` server, for the lean hop.
 //!
-//! A connection has no task of its own: the call using it polls the connection's future
-//! together with its request, and then with the reply's body, so that an exchange takes no
-//! wake-up across tasks. Once the reply's body has been read to its end the connection goes
-//! back to the pool, and a request takes the connection that was kept last. A call done
-//! with a reply whose end has not arrived yet (a server that writes the last chunk of its
-//! stream apart) hands the connection back with the rest of the body unread: whoever takes
-//! it next reads that rest first, without waiting, and a connection whose rest does not end
-//! within its time or byte budget is closed. A kept connection is polled once when it is
-//! taken, and every kept connection once a second, so that those the server closed while
-//! idle are dropped; a request that finds none usable opens one. While any connection is
-//! kept, a task sweeps them every 10 s as well and closes those idle for 90 s, so that the
-//! connections a burst opened do not outlive it. Requests that never reached a connection
-//! that closed meanwhile are sent again on a new one.
+//! A connection ([`wire`]) has no task of its own: the call using it writes its request
+//! and reads the reply from the socket itself, so that an exchange takes no wake-up across
+//! tasks. Once the reply's body has been read to its end the connection goes back to the
+//! pool, and a request takes the connection that was kept last. A call done with a reply
+//! whose end has not arrived yet (a server that writes the last chunk of its stream apart)
+//! hands the connection back with the rest of the body unread: whoever takes it next reads
+//! that rest first, without waiting, and a connection whose rest does not end within its
+//! time or byte budget is closed. A kept connection is looked at once when it is taken, and
+//! every kept connection once a second, so that those the server closed while idle are
+//! dropped; a request that finds none usable opens one. While any connection is kept, a
+//! task sweeps them every 10 s as well and closes those idle for 90 s, so that the
+//! connections a burst opened do not outlive it. A request whose write fails on a kept
+//! connection (the server closed it meanwhile) is sent again on a new one.
 
 use std::future::poll_fn;
 use std::net::SocketAddr;

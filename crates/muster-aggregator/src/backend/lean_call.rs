@@ -240,7 +240,8 @@ struct Exchange<'a> {
 impl LeanHop {
     /// The lean hop of a connection to `uri` whose session `session` records, on a
     /// connection that negotiated `protocol`; `http` is the backend's client, used where
-    /// the pool's connections cannot go (TLS, proxies), `connect_timeout` bounds new connections.
+    /// the pool's connections cannot go (TLS, proxies), `connect_timeout` bounds new
+    /// connections.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         http: reqwest::Client,

@@ -587,7 +587,7 @@ fn result_message(id: &RawValue, name: &str, answer: Option<Answer>, stateless: 
         }
         Some(Answer::Result(mut result)) => {
             // Text blocks alone (most results) are written by hand, with the same bytes.
-            let mut body = message_head(id, 64 + result.content.len() * 32);
+            let mut body = message_head(id, text_result::length_hint(&result));
             if text_result::write_text_only(&result, stateless, &mut body) {
                 body.push('}');
                 return body;

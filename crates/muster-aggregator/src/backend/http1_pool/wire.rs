@@ -444,18 +444,29 @@ mod tests {
     /// A connection whose server reads the request and answers with `reply` (in pieces
     /// `split` bytes long, when given), then keeps the connection open.
     async fn answered(reply: &'static [u8], split: Option<usize>) -> Wire {
+        served(reply.to_vec(), split, false).await
+    }
+
+    /// A connection, its request sent, to a server that answers it with `reply` (in pieces
+    /// `split` bytes long, when given), then closes the connection (`close`) or keeps it
+    /// open for 5 s.
+    async fn served(reply: Vec<u8>, split: Option<usize>, close: bool) -> Wire {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         tokio::spawn(async move {
             let (mut stream, _) = listener.accept().await.unwrap();
             let mut request = vec![0u8; 1024];
             let _ = stream.read(&mut request).await.unwrap();
-            for piece in reply.chunks(split.unwrap_or(reply.len())) {
+            for piece in reply.chunks(split.unwrap_or(reply.len()).max(1)) {
                 stream.write_all(piece).await.unwrap();
                 stream.flush().await.unwrap();
-                tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                if split.is_some() {
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                }
             }
-            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            if !close {
+                tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            }
         });
         let mut wire = Wire::new(TcpStream::connect(address).await.unwrap());
         wire.send(
@@ -546,21 +557,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_server_that_closes_early_is_reported() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut stream, _) = listener.accept().await.unwrap();
-            let mut request = vec![0u8; 1024];
-            let _ = stream.read(&mut request).await.unwrap();
-            stream
-                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc")
-                .await
-                .unwrap();
-        });
-        let mut wire = Wire::new(TcpStream::connect(address).await.unwrap());
-        wire.send(b"POST / HTTP/1.1\r\nhost: x\r\n\r\n", b"")
-            .await
-            .unwrap();
+        let reply = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc".to_vec();
+        let mut wire = served(reply, None, true).await;
         wire.read_head().await.unwrap();
         let error = body_of(&mut wire).await.unwrap_err();
         assert!(
@@ -571,20 +569,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_reply_up_to_the_close_ends_with_the_connection() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            let (mut stream, _) = listener.accept().await.unwrap();
-            let mut request = vec![0u8; 1024];
-            let _ = stream.read(&mut request).await.unwrap();
-            stream.write_all(b"HTTP/1.1 200 OK\r\n\r\n").await.unwrap();
-            let large = vec![b'x'; 300_000];
-            stream.write_all(&large).await.unwrap();
-        });
-        let mut wire = Wire::new(TcpStream::connect(address).await.unwrap());
-        wire.send(b"POST / HTTP/1.1\r\nhost: x\r\n\r\n", b"")
-            .await
-            .unwrap();
+        let mut reply = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+        reply.extend(std::iter::repeat_n(b'x', 300_000));
+        let mut wire = served(reply, None, true).await;
         assert_eq!(wire.read_head().await.unwrap().content_length, None);
         assert_eq!(body_of(&mut wire).await.unwrap().len(), 300_000);
         assert!(!wire.at_rest(), "a connection that ended is not kept");

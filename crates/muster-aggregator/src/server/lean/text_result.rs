@@ -43,6 +43,20 @@ pub(super) fn write_text_only(result: &CallToolResult, stateless: bool, out: &mu
     true
 }
 
+/// About how many bytes `result` takes written (text not escaped), so that writing it
+/// allocates once.
+pub(super) fn length_hint(result: &CallToolResult) -> usize {
+    let texts: usize = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.len() + 32,
+            _ => 64,
+        })
+        .sum();
+    texts + 64
+}
+
 /// `text` as a JSON string, escaped by `serde_json`.
 fn push_json_string(out: &mut String, text: &str) {
     match serde_json::to_string(text) {
