@@ -16,6 +16,7 @@ use http::{HeaderMap, StatusCode};
 
 use super::failure::with_causes;
 use super::http1_pool::{Http1Pool, InUse};
+use super::sse_reply::is_event_stream;
 
 /// Environment variables through which reqwest sends plain-HTTP requests to a proxy.
 const PROXY_VARIABLES: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
@@ -98,15 +99,14 @@ impl LeanClient {
                     .send()
                     .await
                     .map_err(|e| with_causes(&e))?;
-                let content_type = response
+                let event_stream = response
                     .headers()
                     .get(http::header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok());
+                    .is_some_and(|ct| is_event_stream(ct.as_bytes()));
                 Ok(Reply {
                     status: response.status(),
                     content_length: response.content_length(),
-                    event_stream: content_type
-                        .is_some_and(|ct| ct.trim_start().starts_with("text/event-stream")),
+                    event_stream,
                     body: ReplyBody::Reqwest(response),
                 })
             }

@@ -4,6 +4,15 @@
 
 use bytes::{Buf, BytesMut};
 
+/// Whether a `Content-Type` value names an SSE stream (`text/event-stream`, in any case,
+/// with or without parameters).
+pub(crate) fn is_event_stream(content_type: &[u8]) -> bool {
+    content_type
+        .trim_ascii_start()
+        .get(..17)
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"))
+}
+
 /// An event grew past the limit before it ended.
 #[derive(Debug, thiserror::Error)]
 #[error("an SSE event of the server exceeds {limit} bytes")]
@@ -102,6 +111,21 @@ fn field_value<'a>(line: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn event_streams_are_named_in_any_case_with_or_without_parameters() {
+        for yes in ["text/event-stream", " Text/Event-Stream; charset=utf-8"] {
+            assert!(is_event_stream(yes.as_bytes()), "{yes}");
+        }
+        for no in [
+            "application/json",
+            "text/event",
+            "",
+            "text/plain; text/event-stream",
+        ] {
+            assert!(!is_event_stream(no.as_bytes()), "{no}");
+        }
+    }
 
     fn events(chunks: &[&[u8]], limit: usize) -> Result<Vec<String>, EventTooLarge> {
         let mut reader = SseReader::new(limit);

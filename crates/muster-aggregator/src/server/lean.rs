@@ -585,13 +585,14 @@ fn result_message(id: &RawValue, name: &str, answer: Option<Answer>, stateless: 
                 &format!("tool '{name}' not found: tool not found"),
             );
         }
-        Some(Answer::Result(mut result)) => {
-            // Text blocks alone (most results) are written by hand, with the same bytes.
+        // Text blocks alone (most results) are written by hand, with the same bytes.
+        Some(Answer::Result(result)) if text_result::is_text_only(&result) => {
             let mut body = message_head(id, text_result::length_hint(&result));
-            if text_result::write_text_only(&result, stateless, &mut body) {
-                body.push('}');
-                return body;
-            }
+            text_result::write_text_only(&result, stateless, &mut body);
+            body.push('}');
+            return body;
+        }
+        Some(Answer::Result(mut result)) => {
             // `resultType` exists from 2026-07-28 on; session-era replies go without it, as
             // rmcp writes them.
             result.result_type = stateless.then_some(ResultType::COMPLETE);

@@ -18,6 +18,8 @@ use http::StatusCode;
 use tokio::io::AsyncWrite;
 use tokio::net::TcpStream;
 
+use super::super::sse_reply::is_event_stream;
+
 /// The read buffer's first size, and the least free space a read is given.
 const FIRST_READ: usize = 4 * 1024;
 /// The most a read asks for at once, however fast a large reply comes.
@@ -388,11 +390,7 @@ fn framing_of(
                 keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
             }
         } else if name.eq_ignore_ascii_case("content-type") {
-            event_stream = field
-                .value
-                .trim_ascii_start()
-                .get(..17)
-                .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"));
+            event_stream = is_event_stream(field.value);
         }
     }
     let framing = if status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {

@@ -4,19 +4,19 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-/// Writes `result` as JSON to `out` when it holds text blocks only (no `structuredContent`,
-/// `_meta`, annotations or other block), the way `serde_json` writes it with rmcp's types,
-/// `"resultType":"complete"` first when `stateless`; `false` (and nothing written) for
-/// any other result.
-pub(super) fn write_text_only(result: &CallToolResult, stateless: bool, out: &mut String) -> bool {
-    let plain = result.structured_content.is_none()
+/// Whether `result` holds text blocks only (no `structuredContent`, `_meta`, annotations or
+/// other block): what [`write_text_only`] writes.
+pub(super) fn is_text_only(result: &CallToolResult) -> bool {
+    result.structured_content.is_none()
         && result.meta.is_none()
         && result.content.iter().all(|block| {
             matches!(block, ContentBlock::Text(text) if text.meta.is_none() && text.annotations.is_none())
-        });
-    if !plain {
-        return false;
-    }
+        })
+}
+
+/// Writes a result that [`is_text_only`] as JSON to `out`, the way `serde_json` writes it
+/// with rmcp's types, `"resultType":"complete"` first when `stateless`.
+pub(super) fn write_text_only(result: &CallToolResult, stateless: bool, out: &mut String) {
     out.push_str(if stateless {
         r#"{"resultType":"complete","content":["#
     } else {
@@ -40,7 +40,6 @@ pub(super) fn write_text_only(result: &CallToolResult, stateless: bool, out: &mu
         None => {}
     }
     out.push('}');
-    true
 }
 
 /// About how many bytes `result` takes written (text not escaped), so that writing it
@@ -73,7 +72,10 @@ mod tests {
 
     fn written(result: &CallToolResult, stateless: bool) -> Option<String> {
         let mut out = String::new();
-        write_text_only(result, stateless, &mut out).then_some(out)
+        is_text_only(result).then(|| {
+            write_text_only(result, stateless, &mut out);
+            out
+        })
     }
 
     fn by_serde(result: &CallToolResult, stateless: bool) -> String {
