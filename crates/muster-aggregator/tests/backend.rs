@@ -14,6 +14,7 @@ mod backend {
     mod lean;
     mod lean_sse;
     mod lifecycle;
+    mod lifecycle_choice;
     mod processes;
     mod remote;
     mod status;

@@ -13,6 +13,10 @@ use super::failure::{Failure, FailureFacts, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
 use super::options::{BackendOptions, ProtocolMode};
 use super::probe::{preferred_versions, probe};
+
+/// How long a remote server may leave `server/discover` unanswered before it gets the
+/// `initialize` handshake, as rmcp's own fallback does.
+const REMOTE_DISCOVER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 use super::tap::ProgressTap;
 
 /// A running, initialized client of a server.
@@ -26,15 +30,46 @@ pub(crate) fn negotiated_protocol(running: &Running) -> Option<rmcp::model::Prot
         .map(|info| info.protocol_version.clone())
 }
 
-/// The lifecycle mode of `protocol`.
+/// The lifecycle mode of `protocol` where nothing was probed.
 pub(crate) fn lifecycle(protocol: ProtocolMode) -> ClientLifecycleMode {
     match protocol {
-        ProtocolMode::Auto => ClientLifecycleMode::Auto {
+        ProtocolMode::Auto | ProtocolMode::Discover => ClientLifecycleMode::Auto {
             preferred_versions: preferred_versions(),
             legacy_version: None,
         },
         ProtocolMode::Initialize => ClientLifecycleMode::Initialize,
     }
+}
+
+/// Runs the MCP lifecycle with a streamable-HTTP server over `transport`. In
+/// [`ProtocolMode::Auto`], `server/discover` is asked first, and a server that also lists a
+/// version of the `initialize` handshake gets it: muster keeps a session with it.
+#[cfg(feature = "http-client")]
+pub(crate) async fn serve_http<T, E, A>(
+    handler: UpstreamHandler,
+    transport: T,
+    options: &BackendOptions,
+    ct: CancellationToken,
+) -> Result<Running, ClientInitializeError>
+where
+    T: IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    if options.protocol != ProtocolMode::Auto {
+        return serve(handler, transport, options, ct).await;
+    }
+    let mut transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
+    let info = handler.get_info();
+    let lifecycle = tokio::select! {
+        probed = tokio::time::timeout(REMOTE_DISCOVER_WAIT, probe(&mut transport, &info)) => {
+            match probed {
+                Ok(discovered) => discovered?.lifecycle(true),
+                Err(_silent) => ClientLifecycleMode::Initialize,
+            }
+        }
+        () = ct.cancelled() => return Err(ClientInitializeError::Cancelled),
+    };
+    serve_client_with_lifecycle_and_ct(handler, transport, lifecycle, ct).await
 }
 
 /// Runs the MCP lifecycle over `transport`.
@@ -54,7 +89,7 @@ where
 }
 
 /// Runs the MCP lifecycle over the byte stream of a process or a
-/// [`Connector`](super::connector::Connector): in [`ProtocolMode::Auto`], the answer to
+/// [`Connector`](super::connector::Connector): unless [`ProtocolMode::Initialize`], the answer to
 /// `server/discover` is awaited as long as the server needs to start (the start budget
 /// bounds it), instead of rmcp's fallback to `initialize` after 10 s of silence.
 pub(crate) async fn serve_stream<T, E, A>(
@@ -70,10 +105,10 @@ where
     let mut transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
     let lifecycle = match options.protocol {
         ProtocolMode::Initialize => ClientLifecycleMode::Initialize,
-        ProtocolMode::Auto => {
+        ProtocolMode::Auto | ProtocolMode::Discover => {
             let info = handler.get_info();
             tokio::select! {
-                probed = probe(&mut transport, &info) => probed?,
+                probed = probe(&mut transport, &info) => probed?.lifecycle(false),
                 () = ct.cancelled() => return Err(ClientInitializeError::Cancelled),
             }
         }

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::client_credentials::check_client_credentials;
 use super::failure::{Failure, FailureKind};
 use super::handler::UpstreamHandler;
-use super::handshake::{init_failure, negotiated_protocol, serve};
+use super::handshake::{init_failure, negotiated_protocol, serve_http};
 use super::headers::resolve_headers;
 use super::lean_call::LeanHop;
 use super::options::BackendOptions;
@@ -77,7 +77,7 @@ async fn open_inner(
         SessionTap::new(http, options.bearer.clone(), slot.clone()),
         config,
     );
-    let running = serve(handler, transport, options, ct)
+    let running = serve_http(handler, transport, options, ct)
         .await
         .map_err(|e| init_failure(&e))?;
     let protocol = negotiated_protocol(&running);

@@ -25,8 +25,10 @@ pub const ENV_MAX_BACKOFF: &str = "MUSTER_MCPSERVER_MAX_BACKOFF";
 pub const ENV_LEAN_CALLS: &str = "MUSTER_MCPSERVER_LEAN_CALLS";
 
 /// Environment variable that chooses the lifecycle muster asks servers for: `auto` (the
-/// default: 2026-07-28 where the server has it, else `initialize`) or `initialize` (only
-/// the `initialize` handshake: a session of a version up to 2025-11-25).
+/// default: a session with a streamable-HTTP server that offers one, else 2026-07-28 where
+/// the server has it, else `initialize`), `discover` (2026-07-28 wherever the server has it)
+/// or `initialize` (only the `initialize` handshake: a session of a version up to
+/// 2025-11-25).
 pub const ENV_PROTOCOL: &str = "MUSTER_MCPSERVER_PROTOCOL";
 
 /// Default of [`BackendOptions::max_result_bytes`] (16 MiB).
@@ -36,10 +38,16 @@ pub const DEFAULT_MAX_RESULT_BYTES: usize = 16 * 1024 * 1024;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProtocolMode {
-    /// Try 2026-07-28 (`server/discover`) first and fall back to `initialize` with the newest
-    /// version the server knows.
+    /// Ask `server/discover` first. A streamable-HTTP server that also lists a version of
+    /// the `initialize` handshake gets that handshake and keeps a session: one request costs
+    /// such a server less inside a session than on its own. Any other server that answers
+    /// the discover gets 2026-07-28; one that refuses it gets `initialize` with the newest
+    /// version it knows.
     #[default]
     Auto,
+    /// 2026-07-28 (`server/discover`, stateless requests) wherever the server has it, else
+    /// `initialize` with the newest version the server knows.
+    Discover,
     /// Only the `initialize` handshake (up to 2025-11-25).
     Initialize,
 }
@@ -240,10 +248,11 @@ impl BackendOptions {
         match var(ENV_PROTOCOL).as_deref().map(str::trim) {
             None | Some("" | "auto") => {}
             Some("initialize") => options.protocol = ProtocolMode::Initialize,
+            Some("discover") => options.protocol = ProtocolMode::Discover,
             Some(other) => {
                 return Err(OptionsError::Choice {
                     variable: ENV_PROTOCOL,
-                    expected: "auto or initialize",
+                    expected: "auto, discover or initialize",
                     value: other.to_owned(),
                 });
             }
@@ -381,11 +390,12 @@ mod tests {
             with(" initialize ").unwrap().protocol,
             ProtocolMode::Initialize
         );
+        assert_eq!(with("discover").unwrap().protocol, ProtocolMode::Discover);
         let e = with("2025-06-18").unwrap_err();
         assert_eq!(e.variable(), ENV_PROTOCOL);
         assert_eq!(
             e.to_string(),
-            "MUSTER_MCPSERVER_PROTOCOL: expected auto or initialize, got \"2025-06-18\""
+            "MUSTER_MCPSERVER_PROTOCOL: expected auto, discover or initialize, got \"2025-06-18\""
         );
     }
 

@@ -382,14 +382,16 @@ pub(crate) async fn cancellation_reaches_the_server(backend: &Backend) {
     assert_eq!(count, "2");
 }
 
-/// A started backend named `py` of `spec`; `initialize` asks for a 2025 session instead of
-/// the server's 2026-07-28 era.
+/// A started backend named `py` of `spec`, in the server's 2026-07-28 era or, with
+/// `initialize`, in a 2025 session.
 pub(crate) async fn started_py(spec: McpServerSpec, initialize: bool) -> Backend {
-    let mut options = options();
-    if initialize {
-        options.protocol = muster_aggregator::backend::ProtocolMode::Initialize;
-    }
-    let backend = Backend::new("py", spec, options);
+    use muster_aggregator::backend::ProtocolMode;
+    let protocol = if initialize {
+        ProtocolMode::Initialize
+    } else {
+        ProtocolMode::Discover
+    };
+    let backend = Backend::new("py", spec, options().with_protocol(protocol));
     backend.start().await.unwrap();
     backend
 }
