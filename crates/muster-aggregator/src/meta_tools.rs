@@ -111,6 +111,36 @@ impl MetaTools {
         arguments: Option<JsonObject>,
         context: CallContext,
     ) -> Option<CallToolResult> {
+        if name == "call_tool" {
+            return Some(self.call_tool(arguments, context).await);
+        }
+        // Boxed: the other meta-tools' states would otherwise add to every `call_tool`
+        // future, which is moved whole into each layer that awaits it.
+        Box::pin(self.call_observed(name, arguments, context)).await
+    }
+
+    /// `call_tool`, observed like every meta-tool, without the dispatch of the others.
+    async fn call_tool(
+        &self,
+        arguments: Option<JsonObject>,
+        context: CallContext,
+    ) -> CallToolResult {
+        let observer = self.observer_of(CALL_TOOL_INDEX, context.request_meta.as_ref());
+        let started = observer.start();
+        let result = call_tool::run(self.service.clone(), arguments.unwrap_or_default(), context)
+            .instrument(observer.span.clone())
+            .await;
+        observer.record(Some(&result), started, |r| r.is_error == Some(true));
+        result
+    }
+
+    /// [`call`](Self::call) of a meta-tool other than `call_tool`.
+    async fn call_observed(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        context: CallContext,
+    ) -> Option<CallToolResult> {
         let observer = self.observer(name, context.request_meta.as_ref())?;
         let started = observer.start();
         let result = self
@@ -130,9 +160,11 @@ impl MetaTools {
         arguments: Option<JsonObject>,
         context: CallContext,
     ) -> Option<Answer> {
+        if name == "call_tool" {
+            return Some(Answer::Result(self.call_tool(arguments, context).await));
+        }
         if name != "list_tools" {
-            return self
-                .call(name, arguments, context)
+            return Box::pin(self.call_observed(name, arguments, context))
                 .await
                 .map(Answer::Result);
         }
@@ -150,6 +182,12 @@ impl MetaTools {
     /// the span's parent taken from the caller's `request_meta`.
     fn observer(&self, name: &str, request_meta: Option<&JsonObject>) -> Option<Observer<'_>> {
         let index = META_TOOL_NAMES.iter().position(|&n| n == name)?;
+        Some(self.observer_of(index, request_meta))
+    }
+
+    /// The span and meter of a call of the meta-tool at `index` of [`META_TOOL_NAMES`].
+    fn observer_of(&self, index: usize, request_meta: Option<&JsonObject>) -> Observer<'_> {
+        let name = META_TOOL_NAMES[index];
         let span = muster_core::call_span!(
             target: observe::SPAN_TARGET,
             "meta_tool",
@@ -161,10 +199,10 @@ impl MetaTools {
         if !span.is_disabled() {
             observe::set_parent_from_meta(&span, request_meta);
         }
-        Some(Observer {
+        Observer {
             span,
             meter: self.meters.get(index),
-        })
+        }
     }
 
     async fn run(
@@ -174,9 +212,6 @@ impl MetaTools {
         context: CallContext,
     ) -> Option<CallToolResult> {
         let args = arguments.unwrap_or_default();
-        if name == "call_tool" {
-            return Some(call_tool::run(self.service.clone(), args, context).await);
-        }
         let catalog = self.registry.snapshot_for(&context.session);
         Some(match name {
             "list_tools" => list_tools::run(&self.index.get(&catalog)),
@@ -193,6 +228,13 @@ impl MetaTools {
         })
     }
 }
+
+/// The place of `call_tool` in [`META_TOOL_NAMES`].
+const CALL_TOOL_INDEX: usize = 4;
+const _: () = assert!(matches!(
+    META_TOOL_NAMES[CALL_TOOL_INDEX].as_bytes(),
+    b"call_tool"
+));
 
 /// What one meta-tool call is observed with. The call's own future is instrumented where
 /// it is made, not handed to a combinator, so that its state is held once.

@@ -383,7 +383,8 @@ impl LeanHop {
         let outcome = tokio::select! {
             biased;
             () = call.context.cancellation.cancelled() => {
-                guard.cancel_now().await;
+                // Boxed: a rare path whose state would otherwise add to every call's future.
+                Box::pin(guard.cancel_now()).await;
                 return Outcome::Done(Err(ToolError::Cancelled));
             }
             outcome = exchange.run(headers, Bytes::from(body), route) => outcome,
