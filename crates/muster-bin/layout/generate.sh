@@ -9,14 +9,17 @@
 # of the shared harness' fast rmcp backend, and drives it the way a user would: proxied calls
 # from session clients (one, eight and 32 at a time) and from 2026-07-28 stateless clients,
 # list_tools, filter_tools, describe_tool, core_service_list and a workflow. Every function
-# of the muster binary that ran is listed in two parts, each ordered by the instructions its
+# of the muster binary that ran is listed in parts, each ordered by the instructions its
 # functions executed: first those that ran from the start to the last proxied call (what
-# every muster that proxies calls runs, start-up included), then those only the meta-tools,
-# the workflow and the shutdown ran. A muster that proxies calls then maps the first part
-# alone instead of pages where its functions sit among the others. Native runs of the same
-# calls add to the first part what ran there only, counted with uprobes
-# (native_functions.py). Needs root (for the uprobes), valgrind (callgrind_control), nm,
-# readelf and python3 besides the harness binaries (tests/benches/muster_bench.sh).
+# every muster that proxies calls runs, start-up included); then what the same start and
+# calls added with the server over stdio, then over legacy SSE (runs of their own); last
+# those only the meta-tools, the workflow and the shutdown ran. A muster that proxies calls
+# then maps the first parts alone instead of pages where its functions sit among the
+# others. Native runs of the same calls add to the first part what ran there only, counted
+# with uprobes (native_functions.py). Needs root (for the uprobes), valgrind
+# (callgrind_control), nm, readelf and python3 besides the harness binaries
+# (tests/benches/muster_bench.sh); the SSE run needs the Python MCP SDK of the test
+# dependencies (PYTHON names another interpreter) and is left out without it.
 # Run it again after larger changes: functions renamed since are skipped by the linker and
 # new ones land among the rest of the code.
 set -euo pipefail
@@ -80,19 +83,62 @@ call call_tool '{"name":"workflow_echo-twice","arguments":{"message":"layout"}}'
 kill -INT "$muster_pid"
 wait "$muster_pid" || true
 
+# The same start and proxied calls with the server over each other transport, in runs of
+# their own: what these add to the first part (process spawning and rmcp's client over
+# stdio; muster's legacy SSE client) follows it, so a muster whose servers use them maps a
+# few more pages after the first part instead of one here and there among the rest.
+# callgrind.out-stdio.1 and callgrind.out-sse.1 hold each run's start and proxied calls.
+other_transport_run() {
+    local name=$1 server=$2
+    rm -rf "$work/config-$name"
+    mkdir -p "$work/config-$name/mcpservers"
+    cp "$work/config/config.yaml" "$work/config-$name/config.yaml"
+    printf '%s\n' "$server" >"$work/config-$name/mcpservers/bench.yaml"
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/callgrind.out-$name" \
+        "$muster" serve --config-path "$work/config-$name" >"$work/muster.log" 2>&1 &
+    local pid=$!
+    pids+=("$pid")
+    wait_ready
+    proxied_calls
+    callgrind_control --dump=proxied-calls "$pid" >/dev/null 2>&1
+    kill -INT "$pid"
+    wait "$pid" || true
+}
+server_yaml() {
+    printf 'apiVersion: muster.giantswarm.io/v1alpha1\nkind: MCPServer\nmetadata:\n  name: bench\nspec:\n%s\n  autoStart: true' "$1"
+}
+other_dumps=()
+other_transport_run stdio "$(server_yaml "  type: stdio
+  command: $bins/bench-backend
+  args: [\"--stdio\"]")"
+other_dumps+=("$work/callgrind.out-stdio.1")
+python=${PYTHON:-${MUSTER_TEST_DEPS:-$HOME/.cache/muster-test-deps}/venv/bin/python}
+if [ -x "$python" ]; then
+    # The Python SDK server of the transport benches answers `echo` over legacy SSE.
+    sse_port=$(free_port)
+    "$python" "$root/tests/benches/py_bench_server.py" "$sse_port" >"$work/py-backend.log" 2>&1 &
+    pids+=($!)
+    other_transport_run sse "$(server_yaml "  type: sse
+  url: http://localhost:$sse_port/sse")"
+    other_dumps+=("$work/callgrind.out-sse.1")
+else
+    echo "no Python with the MCP SDK at $python: the legacy SSE run is left out" >&2
+fi
+
 nm --defined-only --print-size "$muster" >"$work/symbols.txt"
-# callgrind.out.1: from the start to the last proxied call; callgrind.out: the rest.
-for dump in "$work/callgrind.out.1" "$work/callgrind.out"; do
+# callgrind.out.1: from the start to the last proxied call; then the other transports' runs;
+# callgrind.out: the rest.
+for dump in "$work/callgrind.out.1" "${other_dumps[@]}" "$work/callgrind.out"; do
     callgrind_annotate --threshold=100 --inclusive=no "$dump" >"$dump.costs" 2>/dev/null
 done
 grep -oE '^c?fn=\([0-9]+\) .+$' "$work/callgrind.out.1" | sed -E "s/^c?fn=\([0-9]+\) //; s/'[0-9]+\$//" |
     sort -u >"$work/callgrind-part1.txt"
 
-# The same start and proxied calls natively, twice. Paths that depend on timing, which
-# callgrind's serialized run never takes (a task still running when its handle is dropped, a
-# lock found taken), run there only. The first run tells which code pages a native muster
-# maps; the second counts, with a uprobe at each function on those pages that callgrind did
-# not see, which of them ran. They join the first part.
+# The same start and proxied calls natively. Paths that depend on timing, which callgrind's
+# serialized run never takes (a task still running when its handle is dropped, a lock found
+# taken), run there only. The first runs tell which code pages a native muster maps; the
+# next count, with a uprobe at each function on those pages that callgrind did not see,
+# which of them ran. They join the first part.
 native_run() {
     "$muster" serve --config-path "$work/config" >"$work/native.log" 2>&1 &
     native_pid=$!
@@ -101,18 +147,29 @@ native_run() {
     proxied_calls
 }
 trap 'python3 "$layout/native_functions.py" remove 2>/dev/null || true; cleanup' EXIT
-native_run
-python3 "$layout/native_functions.py" candidates "$muster" "$native_pid" "$work/callgrind-part1.txt" \
-    >"$work/candidates.txt"
-kill -INT "$native_pid"
-wait "$native_pid" || true
+stop_native() {
+    kill -INT "$native_pid"
+    wait "$native_pid" || true
+}
+# Which of those paths run differs from one run to the next: candidates and calls are each
+# gathered over two runs.
+for round in 1 2; do
+    native_run
+    python3 "$layout/native_functions.py" candidates "$muster" "$native_pid" "$work/callgrind-part1.txt" \
+        >>"$work/candidates-all.txt"
+    stop_native
+done
+sort -u "$work/candidates-all.txt" >"$work/candidates.txt"
 python3 "$layout/native_functions.py" add "$muster" "$work/candidates.txt"
+# The probes count on until they are collected.
+native_run
+stop_native
 native_run
 python3 "$layout/native_functions.py" collect "$muster" >"$work/native.txt"
-kill -INT "$native_pid"
-wait "$native_pid" || true
+stop_native
 
-python3 - "$work/symbols.txt" "$work/native.txt" "$work/callgrind.out.1" "$work/callgrind.out" >"$layout/symbol-order.txt" <<'PY'
+python3 - "$work/symbols.txt" "$work/native.txt" "$work/callgrind.out.1" "${other_dumps[@]}" \
+    "$work/callgrind.out" >"$layout/symbol-order.txt" <<'PY'
 import re, sys
 symbols, native, dumps = sys.argv[1], sys.argv[2], sys.argv[3:]
 size = {}

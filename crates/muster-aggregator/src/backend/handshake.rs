@@ -13,11 +13,12 @@ use super::failure::{Failure, FailureFacts, classify, describe, facts_of};
 use super::handler::UpstreamHandler;
 use super::options::{BackendOptions, ProtocolMode};
 use super::probe::{preferred_versions, probe};
+use super::tap::ProgressTap;
 
 /// How long a remote server may leave `server/discover` unanswered before it gets the
 /// `initialize` handshake, as rmcp's own fallback does.
+#[cfg(feature = "http-client")]
 const REMOTE_DISCOVER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-use super::tap::ProgressTap;
 
 /// A running, initialized client of a server.
 pub(crate) type Running = RunningService<RoleClient, UpstreamHandler>;

@@ -1,12 +1,15 @@
 //! Which lifecycles a server speaks, asked with one `server/discover`.
 //!
 //! Over a byte stream (stdio, a [`Connector`]) the answer is awaited however long the server
-//! takes to start. rmcp's own probe falls back to `initialize` after 10 s of silence. A process that is
-//! still loading (an interpreter importing its SDK on a busy host) is silent too; the
-//! fallback then sends `initialize` behind the unanswered `server/discover`, the server
-//! answers the discover first, and the start fails (`conflict initialized response id`),
-//! or a server serving both protocols refuses `initialize` on a connection whose first
+//! takes to start. rmcp's own probe falls back to `initialize` after 10 s of silence. A
+//! process that is still loading (an interpreter importing its SDK on a busy host) is silent
+//! too; the fallback then sends `initialize` behind the unanswered `server/discover`, the
+//! server answers the discover first, and the start fails (`conflict initialized response
+//! id`), or a server serving both protocols refuses `initialize` on a connection whose first
 //! request chose 2026-07-28. Here the start budget (`spec.timeout`) alone bounds the wait.
+//!
+//! Over streamable HTTP, each request stands alone: a server that answers the discover and
+//! lists a version of the `initialize` handshake can be given the handshake next.
 //!
 //! [`Connector`]: super::connector::Connector
 
