@@ -141,6 +141,9 @@ def main(argv):
     commands = {"candidates": (candidates, 3), "add": (add, 2), "collect": (collect, 1), "remove": (remove, 0)}
     if len(argv) < 2 or argv[1] not in commands or len(argv) - 2 != commands[argv[1]][1]:
         sys.exit(__doc__)
+    if argv[1] != "candidates" and not os.path.exists(f"{TRACING}/uprobe_events"):
+        sys.exit(f"native_functions.py: no tracefs at {TRACING} "
+                 f"(as root: mount -t tracefs nodev {TRACING})")
     if not os.access(f"{TRACING}/uprobe_events", os.W_OK) and argv[1] != "candidates":
         sys.exit(f"native_functions.py: {TRACING}/uprobe_events is not writable (run as root)")
     commands[argv[1]][0](*argv[2:])
