@@ -6,7 +6,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, RoleClient, RunningService,
     serve_client_with_lifecycle_and_ct,
 };
-use rmcp::transport::IntoTransport;
+use rmcp::transport::{IntoTransport, Transport};
 use tokio_util::sync::CancellationToken;
 
 use super::failure::{Failure, FailureFacts, classify, describe, facts_of};
@@ -59,18 +59,8 @@ where
     if options.protocol != ProtocolMode::Auto {
         return serve(handler, transport, options, ct).await;
     }
-    let mut transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
-    let info = handler.get_info();
-    let lifecycle = tokio::select! {
-        probed = tokio::time::timeout(REMOTE_DISCOVER_WAIT, probe(&mut transport, &info)) => {
-            match probed {
-                Ok(discovered) => discovered?.lifecycle(true),
-                Err(_silent) => ClientLifecycleMode::Initialize,
-            }
-        }
-        () = ct.cancelled() => return Err(ClientInitializeError::Cancelled),
-    };
-    serve_client_with_lifecycle_and_ct(handler, transport, lifecycle, ct).await
+    let transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
+    serve_after_probe(handler, transport, ct, true, Some(REMOTE_DISCOVER_WAIT)).await
 }
 
 /// Runs the MCP lifecycle over `transport`.
@@ -103,16 +93,48 @@ where
     T: IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let mut transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
-    let lifecycle = match options.protocol {
-        ProtocolMode::Initialize => ClientLifecycleMode::Initialize,
-        ProtocolMode::Auto | ProtocolMode::Discover => {
-            let info = handler.get_info();
-            tokio::select! {
-                probed = probe(&mut transport, &info) => probed?.lifecycle(false),
-                () = ct.cancelled() => return Err(ClientInitializeError::Cancelled),
-            }
+    let transport = ProgressTap::new(transport.into_transport(), handler.progress.clone());
+    if options.protocol == ProtocolMode::Initialize {
+        return serve_client_with_lifecycle_and_ct(
+            handler,
+            transport,
+            ClientLifecycleMode::Initialize,
+            ct,
+        )
+        .await;
+    }
+    serve_after_probe(handler, transport, ct, false, None).await
+}
+
+/// Asks the server behind `transport` for `server/discover`, then runs the lifecycle its
+/// answer calls for ([`Discovered::lifecycle`](super::probe::Discovered::lifecycle) with
+/// `prefer_session`). With `silent_wait`, a server that leaves the discover unanswered that
+/// long gets `initialize`; without it, only `ct` ends the wait.
+async fn serve_after_probe<T>(
+    handler: UpstreamHandler,
+    mut transport: ProgressTap<T>,
+    ct: CancellationToken,
+    prefer_session: bool,
+    silent_wait: Option<std::time::Duration>,
+) -> Result<Running, ClientInitializeError>
+where
+    T: Transport<RoleClient> + 'static,
+{
+    let info = handler.get_info();
+    let answered = async {
+        match silent_wait {
+            Some(wait) => tokio::time::timeout(wait, probe(&mut transport, &info))
+                .await
+                .ok(),
+            None => Some(probe(&mut transport, &info).await),
         }
+    };
+    let lifecycle = tokio::select! {
+        answered = answered => match answered {
+            Some(discovered) => discovered?.lifecycle(prefer_session),
+            None => ClientLifecycleMode::Initialize,
+        },
+        () = ct.cancelled() => return Err(ClientInitializeError::Cancelled),
     };
     serve_client_with_lifecycle_and_ct(handler, transport, lifecycle, ct).await
 }
