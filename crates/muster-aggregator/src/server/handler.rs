@@ -152,7 +152,16 @@ impl ServerHandler for Aggregator {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let session = session_header(&context.extensions);
-        self.inner.peers.register(session, context.peer);
+        let served_by_front_door = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| !super::sessions::answers_requests(&info));
+        match session {
+            // The front door serves this session's `GET` stream: what is sent before the
+            // client opens it is kept there, not handed to a worker stream nobody reads.
+            Some(session) if served_by_front_door => self.inner.peers.expect_stream(session),
+            _ => self.inner.peers.register(session, context.peer),
+        }
     }
 }
 

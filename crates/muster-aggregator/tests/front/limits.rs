@@ -63,6 +63,16 @@ impl Raw {
     }
 
     async fn post(&self, session: Option<&str>, body: &Value) -> reqwest::Response {
+        self.post_with(session, &[], body).await
+    }
+
+    /// Posts `body` in `session` with the extra `headers`.
+    async fn post_with(
+        &self,
+        session: Option<&str>,
+        headers: &[(&str, &str)],
+        body: &Value,
+    ) -> reqwest::Response {
         let mut request = self
             .http
             .post(self.url())
@@ -72,15 +82,25 @@ impl Raw {
         if let Some(session) = session {
             request = request.header("mcp-session-id", session);
         }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         request.send().await.expect("request sent")
     }
 
     /// Initializes a session; returns its id.
     async fn initialize(&self) -> Result<String, reqwest::Response> {
+        self.initialize_with(&[]).await
+    }
+
+    /// Initializes a session, sending `headers` with the `initialize`; returns its id. A
+    /// transport header (as rmcp's client sends) leaves the handshake to the session's
+    /// worker instead of the front door.
+    async fn initialize_with(&self, headers: &[(&str, &str)]) -> Result<String, reqwest::Response> {
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "limits-test", "version": "1"}}});
-        let response = self.post(None, &init).await;
+        let response = self.post_with(None, headers, &init).await;
         if !response.status().is_success() {
             return Err(response);
         }
@@ -896,6 +916,31 @@ async fn notifications_before_the_first_stream_are_kept_for_it() -> TestResult {
     let raw = Raw::start(Aggregator::builder(Registry::new())).await;
     let session = raw.initialize().await.expect("session");
     // The catalog changes between the handshake and the client's `GET`.
+    raw.aggregator.registry().upsert_backend(
+        "early",
+        Default::default(),
+        crate::support::Fixed::new("early", vec![tool("hello", "Says hello", json!({}))]),
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stream = raw.open_stream(&session).await;
+    let mut body = stream.bytes_stream();
+    read_until(&mut body, "notifications/tools/list_changed").await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_before_the_first_stream_are_kept_when_the_worker_did_the_handshake()
+-> TestResult {
+    let raw = Raw::start(Aggregator::builder(Registry::new())).await;
+    let session = raw
+        .initialize_with(&[("mcp-protocol-version", "2025-06-18")])
+        .await
+        .expect("session");
+    // The worker answers a request only rmcp answers once it has the handshake's end.
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"});
+    let (_, listed) = reply(raw.post(Some(&session), &list).await).await;
+    assert!(listed["result"]["prompts"].is_array(), "{listed}");
+    // The catalog changes before the client's `GET`, whose stream the front door serves.
     raw.aggregator.registry().upsert_backend(
         "early",
         Default::default(),
