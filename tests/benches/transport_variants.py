@@ -34,9 +34,22 @@ Systems (rows; SYSTEMS picks some, comma list; a row's baseline is added when mi
                            Both transports come from ONE Python process: the SDK's sse_app()
                            and streamable_http_app() routes in one Starlette app under uvicorn,
                            so muster-py-http and muster-sse differ only in muster's backend hop.
+                           Its baseline is the Python server's streamable HTTP (mcp-load speaks
+                           no SSE); the next two rows set an SSE hop against SSE itself.
+  direct-sse               `sse-bench serve --port B` (tests/src/sse_bench: a fast legacy
+                           HTTP+SSE server on axum, GET /sse + POST /messages?sessionId=...,
+                           the same `echo` tool) called by `sse-bench load`, which takes
+                           mcp-load's options and writes its report, speaking legacy SSE: one
+                           session shared by all workers, each call a POST on a keep-alive
+                           HTTP/1 pool answered 202, its reply read off the session's stream.
+                           Baseline of the next row.
+  muster-sse-rust          muster -> that sse-bench server over legacy SSE (`type: sse`, `url:
+                           http://localhost:B/sse`, `autoStart: true`); mcp-load calls muster
+                           as in muster-http.
 
-Method (that of ../shared/perf/bench.py, see its README): mcp-load runs pinned with taskset
-on the first CPU, the system under test and its backend on the others (PIN=auto|on|off).
+Method (that of ../shared/perf/bench.py, see its README): mcp-load (for direct-sse, `sse-bench
+load`) runs pinned with taskset on the first CPU, the system under test and its backend on the
+others (PIN=auto|on|off).
 Every system gets a freshly started backend (or spawns its own over stdio) and is stopped,
 with everything it started, before the next. A system is ready once one call through it
 succeeds (polled up to READY_TIMEOUT s, default 30). Then a heat-up run at the highest
@@ -48,20 +61,24 @@ when the two runs of a baseline differ by more than 25 %. `cpu us/call` is the C
 (utime + stime from /proc/PID/stat) of the system's own processes during the measured run
 per successful call: for muster its process tree minus the backend (a stdio bench-backend
 child is excluded by name, an HTTP backend is a separate process); for a direct row, the
-backend itself. `RSS MB` is read from /proc after the system's runs, backend excluded.
-Below the tables, the ratios of the pairs that differ in one thing (muster's stdio hop
-against the two mcp-proxy peers and against its HTTP hop, SSE against HTTP on the Python
-backend, the stateless client against the session client) are printed.
+backend itself (for direct-sse, the sse-bench server process). `RSS MB` is read from
+/proc after the system's runs, backend excluded. Below the tables, the ratios of the pairs
+that differ in one thing (muster's stdio hop against the two mcp-proxy peers and against its
+HTTP hop, SSE against HTTP on the Python backend, muster's SSE hop against a client calling
+the same SSE server directly, the stateless client against the session client) are printed.
 
 Knobs: MUSTER_BIN (target/release/muster), SYSTEMS (all), DURATION (10), WARMUP (2),
 CONCURRENCY (1,32), MESSAGE_BYTES (32), PIN (auto), REPEAT_DIRECT (1), READY_TIMEOUT (30),
 CALL_TIMEOUT (30), JSON_OUT (write every number there as JSON), KEEP_LOGS (1: keep the log
 folder even when everything went well), PERF_CACHE (~/.cache/muster-perf: mcp-load,
 bench-backend and the peers; MCP_LOAD / BENCH_BACKEND name the binaries directly),
-MUSTER_TEST_DEPS (~/.cache/muster-test-deps) and PYTHON ($MUSTER_TEST_DEPS/venv/bin/python,
-with the `mcp` package). Each process's stdout + stderr goes to a file in a temporary log
-folder (muster's as `<system>-muster.log`); the folder is removed at the end unless a row
-failed, had failed calls or KEEP_LOGS=1, in which case its path is printed. WARN / ERROR
+SSE_BENCH (target/release/sse-bench, the server and load generator of direct-sse and
+muster-sse-rust; `cargo build --release -p muster-tests --bin sse-bench`; without it those two
+rows are skipped), MUSTER_TEST_DEPS (~/.cache/muster-test-deps) and PYTHON
+($MUSTER_TEST_DEPS/venv/bin/python, with the `mcp` package). Each process's stdout + stderr
+goes to a file in a temporary log folder (muster's as `<system>-muster.log`); the folder is
+removed at the end unless a row failed, had failed calls or KEEP_LOGS=1, in which case its
+path is printed. WARN / ERROR
 lines in muster's logs are counted and the first few shown under the tables.
 Linux only; the script itself uses the Python standard library only.
 """
@@ -84,6 +101,8 @@ BENCH_BACKEND = os.environ.get("BENCH_BACKEND", f"{PERF_CACHE}/target/release/be
 TEST_DEPS = os.environ.get("MUSTER_TEST_DEPS", os.path.expanduser("~/.cache/muster-test-deps"))
 PYTHON = os.environ.get("PYTHON", f"{TEST_DEPS}/venv/bin/python")
 MUSTER = os.path.abspath(os.environ.get("MUSTER_BIN", "target/release/muster"))
+SSE_BENCH = os.path.abspath(os.environ.get("SSE_BENCH", "target/release/sse-bench"))
+SSE_BENCH_BUILD = "cargo build --release -p muster-tests --bin sse-bench"
 PY_PROXY = os.path.join(PERF_CACHE, "venv-mcp-proxy", "bin", "mcp-proxy")
 NPM_PROXY = os.path.join(PERF_CACHE, "npm", "node_modules", ".bin", "mcp-proxy")
 
@@ -110,8 +129,10 @@ PY_SERVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "py_bench_s
 
 # name -> (baseline, backend, front, description)
 #   backend: "http" bench-backend, "stateless" bench-backend --stateless --json-response,
-#            "py" the Python server, None (the front spawns bench-backend over stdio)
-#   front:   None (mcp-load hits the backend), or how the system is started
+#            "py" the Python server, "sse-bench" `sse-bench serve` (legacy SSE), None (the
+#            front spawns bench-backend over stdio)
+#   front:   None (the load generator hits the backend: mcp-load, or `sse-bench load` for an
+#            sse-bench backend), or how the system is started
 SYSTEMS = {
     "direct": ("direct", "http", None, "mcp-load -> bench-backend (streamable HTTP, session)"),
     "muster-http": ("direct", "http", "muster-http",
@@ -134,6 +155,10 @@ SYSTEMS = {
                        "muster -> Python server, MCPServer type streamable-http (/mcp)"),
     "muster-sse": ("direct-py", "py", "muster-sse",
                    "muster -> Python server, MCPServer type sse (/sse)"),
+    "direct-sse": ("direct-sse", "sse-bench", None,
+                   "sse-bench load -> sse-bench serve (legacy SSE, session)"),
+    "muster-sse-rust": ("direct-sse", "sse-bench", "muster-sse-rust",
+                        "muster -> sse-bench serve, MCPServer type sse (/sse)"),
 }
 
 # Pairs differing in one thing: (row, compared with, what differs).
@@ -142,6 +167,7 @@ PAIRS = [
     ("muster-stdio", "mcp-proxy-npm", "stdio backend: muster vs npm mcp-proxy"),
     ("muster-stdio", "muster-http", "muster's backend hop: stdio vs streamable HTTP"),
     ("muster-sse", "muster-py-http", "muster's backend hop (Python server): SSE vs HTTP"),
+    ("muster-sse-rust", "direct-sse", "legacy SSE server: through muster vs called directly"),
     ("muster-stateless-client", "muster-http", f"client: {STATELESS_VERSION} stateless vs session"),
 ]
 
@@ -312,9 +338,11 @@ def wait_port(port, proc, timeout):
 
 
 def load_argv(target, concurrency, duration, extra):
-    argv = [MCP_LOAD, "--url", target["url"], "--tool", target["tool"],
-            "--args", json.dumps(target["args"]), "--expect", target["expect"],
-            "-c", str(concurrency), "--warmup", "0", "--timeout", str(CALL_TIMEOUT)]
+    """argv of the target's load generator (mcp-load, or `sse-bench load`: same options)."""
+    argv = target["load"] + ["--url", target["url"], "--tool", target["tool"],
+                             "--args", json.dumps(target["args"]), "--expect", target["expect"],
+                             "-c", str(concurrency), "--warmup", "0",
+                             "--timeout", str(CALL_TIMEOUT)]
     if duration > 0:
         argv += ["-d", str(duration)]
     return argv + target["extra"] + extra
@@ -326,7 +354,7 @@ def run_load(cpus, argv, timeout):
         r = subprocess.run(full, capture_output=True, text=True, timeout=timeout)
         return r.returncode, (r.stdout + r.stderr).strip()
     except subprocess.TimeoutExpired:
-        return 124, "mcp-load did not finish in time"
+        return 124, f"{os.path.basename(argv[0])} did not finish in time"
 
 
 def wait_ready(cpus, target, procs, timeout):
@@ -370,6 +398,7 @@ def front_argv(front, port, backend_port, workdir):
         "muster-http": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
         "muster-py-http": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
         "muster-sse": f"  type: sse\n  url: http://localhost:{backend_port}/sse\n",
+        "muster-sse-rust": f"  type: sse\n  url: http://localhost:{backend_port}/sse\n",
         "muster-stdio": f"  type: stdio\n  command: {json.dumps(BENCH_BACKEND)}\n"
                         "  args: [\"--stdio\"]\n",
     }[front]
@@ -390,6 +419,8 @@ def measure(name, cpus, logdir, message):
             backend_port = free_port()
             if backend_kind == "py":
                 argv = [PYTHON, PY_SERVER, str(backend_port)]
+            elif backend_kind == "sse-bench":
+                argv = [SSE_BENCH, "serve", "--host", "127.0.0.1", "--port", str(backend_port)]
             else:
                 argv = [BENCH_BACKEND, "--host", "127.0.0.1", "--port", str(backend_port)]
                 if backend_kind == "stateless":
@@ -400,7 +431,12 @@ def measure(name, cpus, logdir, message):
                 res["error"] = f"backend did not start\nlog {backend.log_path}:\n{backend.tail()}"
                 return res
         extra = ["--protocol-version", STATELESS_VERSION] if base == "direct-stateless" else []
-        if front is None:
+        if front is None and backend_kind == "sse-bench":
+            system = backend
+            target = {"url": f"http://127.0.0.1:{backend_port}/sse", "tool": "echo",
+                      "args": {"message": message}, "expect": message, "extra": extra,
+                      "load": [SSE_BENCH, "load"]}
+        elif front is None:
             system = backend
             target = {"url": f"http://127.0.0.1:{backend_port}/mcp", "tool": "echo",
                       "args": {"message": message}, "expect": message, "extra": extra}
@@ -419,7 +455,9 @@ def measure(name, cpus, logdir, message):
             else:
                 target = {"url": f"http://127.0.0.1:{port}/mcp", "tool": "echo",
                           "args": {"message": message}, "expect": message, "extra": extra}
-        res["url"], res["tool"] = target["url"], target["tool"]
+        target.setdefault("load", [MCP_LOAD])
+        load_name = " ".join(os.path.basename(a) for a in target["load"])
+        res["url"], res["tool"], res["load"] = target["url"], target["tool"], load_name
         t0 = time.time()
         why = wait_ready(LOAD_CPUS, target, procs, READY_TIMEOUT)
         res["ready_s"] = round(time.time() - t0, 2)
@@ -448,11 +486,11 @@ def measure(name, cpus, logdir, message):
                 with open(jpath) as f:
                     run.update(json.load(f))
             except (OSError, ValueError):
-                run["error"] = f"mcp-load exit {rc}: {out[-400:]}"
+                run["error"] = f"{load_name} exit {rc}: {out[-400:]}"
                 res["runs"].append(run)
                 continue
             if rc not in (0, 1):
-                run["error"] = f"mcp-load exit {rc}: {out[-400:]}"
+                run["error"] = f"{load_name} exit {rc}: {out[-400:]}"
             calls = max(run.get("ok", 0), 1)
             elapsed = max(run.get("elapsed_s", 0.0), 1e-9)
             own = (u1["own_ticks"] - u0["own_ticks"]) / CLK_TCK
@@ -650,6 +688,10 @@ def unavailable():
         for n, (_, kind, _, _) in SYSTEMS.items():
             if kind == "py":
                 why[n] = f"Python server unavailable ({PYTHON}: {err})"
+    if not os.access(SSE_BENCH, os.X_OK):
+        for n, (_, kind, _, _) in SYSTEMS.items():
+            if kind == "sse-bench":
+                why[n] = f"{SSE_BENCH} missing (SSE_BENCH); build it with {SSE_BENCH_BUILD}"
     return why
 
 

@@ -29,6 +29,7 @@ pub mod markdown;
 mod mcp;
 pub mod oidc;
 mod process;
+pub mod sse_bench;
 mod wait;
 
 use std::path::{Path, PathBuf};
