@@ -46,6 +46,10 @@ Systems (rows; SYSTEMS picks some, comma list; a row's baseline is added when mi
   muster-sse-rust          muster -> that sse-bench server over legacy SSE (`type: sse`, `url:
                            http://localhost:B/sse`, `autoStart: true`); mcp-load calls muster
                            as in muster-http.
+  muster-sse-client        muster as in muster-http, called by `sse-bench load` over muster's
+                           own legacy SSE front door (GET /sse, POST /message?sessionId=...):
+                           a legacy SSE client in front, bench-backend behind. Baseline
+                           `direct`; its pair is muster-http (the client transport differs).
 
 Method (that of ../shared/perf/bench.py, see its README): mcp-load (for direct-sse, `sse-bench
 load`) runs pinned with taskset on the first CPU, the system under test and its backend on the
@@ -159,6 +163,9 @@ SYSTEMS = {
                    "sse-bench load -> sse-bench serve (legacy SSE, session)"),
     "muster-sse-rust": ("direct-sse", "sse-bench", "muster-sse-rust",
                         "muster -> sse-bench serve, MCPServer type sse (/sse)"),
+    "muster-sse-client": ("direct", "http", "muster-sse-client",
+                          "sse-bench load -> muster's legacy SSE front door (/sse) -> "
+                          "bench-backend (streamable HTTP)"),
 }
 
 # Pairs differing in one thing: (row, compared with, what differs).
@@ -169,6 +176,7 @@ PAIRS = [
     ("muster-sse", "muster-py-http", "muster's backend hop (Python server): SSE vs HTTP"),
     ("muster-sse-rust", "direct-sse", "legacy SSE server: through muster vs called directly"),
     ("muster-stateless-client", "muster-http", f"client: {STATELESS_VERSION} stateless vs session"),
+    ("muster-sse-client", "muster-http", "client: legacy SSE vs streamable HTTP"),
 ]
 
 # ----------------------------------------------------------------- /proc
@@ -396,6 +404,7 @@ def front_argv(front, port, backend_port, workdir):
                 "--", BENCH_BACKEND, "--stdio"]
     spec = {
         "muster-http": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
+        "muster-sse-client": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
         "muster-py-http": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
         "muster-sse": f"  type: sse\n  url: http://localhost:{backend_port}/sse\n",
         "muster-sse-rust": f"  type: sse\n  url: http://localhost:{backend_port}/sse\n",
@@ -452,6 +461,9 @@ def measure(name, cpus, logdir, message):
                 target = {"url": f"http://localhost:{port}/mcp", "tool": "call_tool",
                           "args": {"name": "x_bench_echo", "arguments": {"message": message}},
                           "expect": message, "extra": extra}
+                if front == "muster-sse-client":
+                    target["url"] = f"http://localhost:{port}/sse"
+                    target["load"] = [SSE_BENCH, "load"]
             else:
                 target = {"url": f"http://127.0.0.1:{port}/mcp", "tool": "echo",
                           "args": {"message": message}, "expect": message, "extra": extra}
@@ -689,8 +701,8 @@ def unavailable():
             if kind == "py":
                 why[n] = f"Python server unavailable ({PYTHON}: {err})"
     if not os.access(SSE_BENCH, os.X_OK):
-        for n, (_, kind, _, _) in SYSTEMS.items():
-            if kind == "sse-bench":
+        for n, (_, kind, front, _) in SYSTEMS.items():
+            if kind == "sse-bench" or front == "muster-sse-client":
                 why[n] = f"{SSE_BENCH} missing (SSE_BENCH); build it with {SSE_BENCH_BUILD}"
     return why
 

@@ -37,16 +37,16 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
             jsonrpc_errors::guard,
         ))
         .service(mcp);
+    let lean = LeanState::new(aggregator.clone(), table.clone());
     let endpoints = Router::new()
         .route_service(MCP_PATH, mcp)
         .route("/sse", get(sse::connect))
         .route("/message", post(sse::message))
-        .with_state(sse::SseState::new(aggregator.clone()));
+        .with_state(sse::SseState::new(aggregator.clone(), lean.clone()));
     // The middleware of the MCP endpoints is one unboxed stack: layered onto a `Router`,
     // every layer would box each route once more, and every request would clone the whole
     // chain of boxes (and each layer's state) again.
-    let sessions = SessionFrontLayer::new(table.clone(), LeanState::new(aggregator.clone(), table))
-        .layer(endpoints);
+    let sessions = SessionFrontLayer::new(table, lean).layer(endpoints);
     // Without authentication the sessions' stack is served as it is, not through one more
     // router.
     let behind_auth = match &aggregator.inner.auth {

@@ -53,6 +53,7 @@ use crate::meta_tools::{self, Answer};
 mod fixed;
 mod handshake;
 mod pieces;
+pub(super) mod sse_call;
 mod stateless;
 mod stream;
 mod text_result;
@@ -211,10 +212,7 @@ where
         .and_then(|v| v.to_str().ok())
         .filter(|s| !s.is_empty());
     // The front door's authentication, when configured, has named the session and the caller.
-    let identity = Identity {
-        session: parts.extensions.get::<SessionId>().cloned(),
-        caller: parts.extensions.get::<CallerIdentity>().cloned(),
-    };
+    let identity = Identity::of(&parts.extensions);
     if let Some(response) = answer(state, &parts.headers, session, identity, &bytes).await {
         return response;
     }
@@ -253,6 +251,17 @@ struct Identity {
     session: Option<SessionId>,
     /// The signed-in caller.
     caller: Option<CallerIdentity>,
+}
+
+impl Identity {
+    /// The identity the front door's authentication, when configured, put in the
+    /// extensions of a request.
+    fn of(extensions: &http::Extensions) -> Self {
+        Self {
+            session: extensions.get::<SessionId>().cloned(),
+            caller: extensions.get::<CallerIdentity>().cloned(),
+        }
+    }
 }
 
 /// The lean answer to `body`, or `None` to let rmcp answer it.

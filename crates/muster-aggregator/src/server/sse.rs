@@ -1,10 +1,14 @@
 //! The legacy HTTP+SSE transport (protocol 2024-11-05): `GET /sse` opens a stream whose
 //! first event names the endpoint (`/message?sessionId=<id>`); the client POSTs its
 //! messages there and reads every answer from the stream.
+//!
+//! Each session is served by an rmcp worker. Once its handshake is over, a plain meta-tool
+//! call of a client that cannot be asked anything takes the lean path instead (see
+//! `lean::sse_call`): it runs on a task of its own and its reply joins the stream.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use axum::body::to_bytes;
 use axum::extract::{Request, State};
@@ -20,29 +24,51 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
+use muster_core::tool::SessionNotifier;
+use tracing::Instrument;
+
 use super::Aggregator;
+use super::lean::LeanState;
+use super::lean::sse_call::{self, SseCall};
+use super::notify::{self, SessionPeer};
 
 /// Largest message body accepted on `POST /message`.
 const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Messages buffered per direction and session.
 const CHANNEL_CAPACITY: usize = 64;
 
-/// The open SSE sessions: session id → the sender feeding that session's server.
+/// The open SSE sessions, by session id.
 #[derive(Debug, Clone)]
 pub(super) struct SseState {
     aggregator: Aggregator,
-    sessions: Arc<Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>>,
+    lean: LeanState,
+    sessions: Arc<Mutex<HashMap<String, SseSession>>>,
+}
+
+/// One open SSE session.
+#[derive(Debug, Clone)]
+struct SseSession {
+    /// What feeds the session's rmcp worker.
+    to_server: mpsc::Sender<ClientJsonRpcMessage>,
+    /// The replies of the session's lean calls, for its stream.
+    lean_replies: mpsc::Sender<String>,
+    /// Where the session's lean calls send their notifications: set once the handshake is
+    /// over, for a client that cannot be asked anything.
+    lean_notifier: Arc<OnceLock<SessionNotifier>>,
+    /// Cancelled when the session ends.
+    ended: CancellationToken,
 }
 
 impl SseState {
-    pub(super) fn new(aggregator: Aggregator) -> Self {
+    pub(super) fn new(aggregator: Aggregator, lean: LeanState) -> Self {
         Self {
             aggregator,
+            lean,
             sessions: Arc::default(),
         }
     }
 
-    fn sender(&self, id: &str) -> Option<mpsc::Sender<ClientJsonRpcMessage>> {
+    fn session(&self, id: &str) -> Option<SseSession> {
         self.sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -87,14 +113,24 @@ pub(super) async fn connect(State(state): State<SseState>) -> Response {
     let id = uuid::Uuid::new_v4().simple().to_string();
     let (to_server, inbound) = mpsc::channel(CHANNEL_CAPACITY);
     let (outbound, from_server) = mpsc::channel(CHANNEL_CAPACITY);
+    let (lean_replies, from_lean) = mpsc::channel(CHANNEL_CAPACITY);
+    // Ends the session when the client goes away (the stream is dropped) or on shutdown.
+    let session = state.aggregator.inner.shutdown.child_token();
+    let lean_notifier = Arc::new(OnceLock::new());
     state
         .sessions
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(id.clone(), to_server);
+        .insert(
+            id.clone(),
+            SseSession {
+                to_server,
+                lean_replies,
+                lean_notifier: Arc::clone(&lean_notifier),
+                ended: session.clone(),
+            },
+        );
 
-    // Ends the session when the client goes away (the stream is dropped) or on shutdown.
-    let session = state.aggregator.inner.shutdown.child_token();
     let transport = SseTransport { inbound, outbound };
     let aggregator = state.aggregator.clone();
     let sessions = Arc::clone(&state.sessions);
@@ -103,6 +139,16 @@ pub(super) async fn connect(State(state): State<SseState>) -> Response {
     tokio::spawn(async move {
         match aggregator.serve_with_ct(transport, service_token).await {
             Ok(running) => {
+                // The handshake is over: a client that cannot be asked anything may have its
+                // meta-tool calls answered on the lean path from now on.
+                let peer = running.peer();
+                if peer
+                    .peer_info()
+                    .is_some_and(|info| !super::sessions::answers_requests(&info))
+                {
+                    let peer = SessionPeer::Worker(peer.clone());
+                    let _ = lean_notifier.set(notify::session_notifier(peer));
+                }
                 if let Err(e) = running.waiting().await {
                     tracing::debug!(error = %e, "SSE session ended abnormally");
                 }
@@ -116,7 +162,7 @@ pub(super) async fn connect(State(state): State<SseState>) -> Response {
     });
 
     let keep_alive = state.aggregator.inner.sse_keep_alive;
-    Sse::new(events(&id, from_server, session))
+    Sse::new(events(&id, from_server, from_lean, session))
         .keep_alive(KeepAlive::new().interval(keep_alive))
         .into_response()
 }
@@ -125,6 +171,7 @@ pub(super) async fn connect(State(state): State<SseState>) -> Response {
 fn events(
     id: &str,
     from_server: mpsc::Receiver<ServerJsonRpcMessage>,
+    from_lean: mpsc::Receiver<String>,
     session: CancellationToken,
 ) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
     let endpoint = Event::default()
@@ -133,13 +180,15 @@ fn events(
     let guard = session.clone().drop_guard();
     let messages = ReceiverStream::new(from_server).filter_map(|message| async move {
         match serde_json::to_string(&message) {
-            Ok(data) => Some(Event::default().event("message").data(data)),
+            Ok(data) => Some(data),
             Err(e) => {
                 tracing::warn!(error = %e, "could not encode a server message");
                 None
             }
         }
     });
+    let messages = stream::select(messages, ReceiverStream::new(from_lean))
+        .map(|data| Event::default().event("message").data(data));
     stream::once(async move { endpoint })
         .chain(messages)
         .take_until(session.cancelled_owned())
@@ -156,13 +205,22 @@ pub(super) async fn message(State(state): State<SseState>, request: Request) -> 
     let Some(id) = session_id(parts.uri.query()) else {
         return (StatusCode::BAD_REQUEST, "Missing sessionId").into_response();
     };
-    let Some(sender) = state.sender(&id) else {
+    let Some(session) = state.session(&id) else {
         return (StatusCode::NOT_FOUND, "Invalid session ID").into_response();
     };
     let body = match to_bytes(body, MAX_MESSAGE_BYTES).await {
         Ok(body) => body,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("Invalid body: {e}")).into_response(),
     };
+    // The session as the rmcp path names it in a call's context.
+    let call_session = format!("sse-{id}");
+    if let Some(notifier) = session.lean_notifier.get() {
+        if let Some(call) = SseCall::parse(&body, &parts, notifier.clone()) {
+            run_lean(state.lean.clone(), session, call_session, call);
+            return (StatusCode::ACCEPTED, "Accepted").into_response();
+        }
+        sse_call::cancel(&state.lean, &call_session, &body);
+    }
     let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
         Ok(message) => message,
         Err(e) => {
@@ -179,10 +237,29 @@ pub(super) async fn message(State(state): State<SseState>, request: Request) -> 
         }
         _ => {}
     }
-    if sender.send(message).await.is_err() {
+    if session.to_server.send(message).await.is_err() {
         return (StatusCode::NOT_FOUND, "Invalid session ID").into_response();
     }
     (StatusCode::ACCEPTED, "Accepted").into_response()
+}
+
+/// Runs `call` of `session` (named `call_session` in the call's context) on a task of its
+/// own, in the span of the `POST` that brought it, and puts its reply on the session's
+/// stream; the call is cancelled if the session ends first.
+fn run_lean(state: LeanState, session: SseSession, call_session: String, call: SseCall) {
+    let task = async move {
+        let reply = tokio::select! {
+            reply = call.reply(&state, &call_session) => reply,
+            () = session.ended.cancelled() => return,
+        };
+        match reply {
+            Some(reply) => {
+                let _ = session.lean_replies.send(reply).await;
+            }
+            None => tracing::warn!("a lean call's reply could not be read back"),
+        }
+    };
+    tokio::spawn(task.instrument(tracing::Span::current()));
 }
 
 /// The `sessionId` query parameter.

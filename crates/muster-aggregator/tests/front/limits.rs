@@ -4,22 +4,19 @@
 //! full rmcp path, progress streamed, cancellation honoured.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use muster_aggregator::registry::{BackendNaming, Registry};
 use muster_aggregator::server::{
     Aggregator, AggregatorBuilder, ConnectionLimits, SessionFootprint, SessionLimits,
 };
-use muster_core::tool::{Catalog, Revision, ToolCall, ToolError, ToolProvider, ToolService};
-use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{TestResult, registry_with_upstream, tool};
+use crate::support::{TestResult, Waiting, registry_with_upstream, tool};
 
 /// An aggregator served on 127.0.0.1:0, stopped on drop.
 struct Raw {
@@ -624,64 +621,6 @@ async fn connections_over_the_cap_wait_for_a_free_slot() -> TestResult {
         .expect("served once a slot is free")?;
     assert!(served.status().is_success());
     Ok(())
-}
-
-/// A backend whose `wait` tool answers only once its call is cancelled, counting the calls
-/// that ended.
-#[derive(Debug)]
-struct Waiting {
-    catalog: Arc<Catalog>,
-    revision: watch::Sender<Revision>,
-    cancelled: Arc<AtomicUsize>,
-}
-
-impl Waiting {
-    fn new() -> Arc<Self> {
-        Arc::new(Self {
-            catalog: Arc::new(Catalog {
-                tools: vec![tool("wait", "Waits until cancelled.", json!({}))],
-                ..Catalog::default()
-            }),
-            revision: watch::channel(Revision::default()).0,
-            cancelled: Arc::default(),
-        })
-    }
-}
-
-impl ToolProvider for Waiting {
-    fn name(&self) -> &str {
-        "waiting"
-    }
-
-    fn catalog(&self) -> Arc<Catalog> {
-        Arc::clone(&self.catalog)
-    }
-
-    fn revisions(&self) -> watch::Receiver<Revision> {
-        self.revision.subscribe()
-    }
-
-    fn service(&self) -> ToolService {
-        let cancelled = self.cancelled.clone();
-        ToolService::new(tower::service_fn(move |call: ToolCall| {
-            // Counts when the call ends: cancelled, or dropped with its caller.
-            let ended = Ended(cancelled.clone());
-            async move {
-                call.context.cancellation.cancelled().await;
-                drop(ended);
-                Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("late")]))
-            }
-        }))
-    }
-}
-
-/// Counts one ended call when dropped.
-struct Ended(Arc<AtomicUsize>);
-
-impl Drop for Ended {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
 }
 
 fn wait_call(id: u64) -> Value {

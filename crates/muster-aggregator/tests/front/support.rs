@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -300,6 +301,64 @@ impl ToolProvider for Fixed {
                 )]))
             }
         }))
+    }
+}
+
+/// A backend whose `wait` tool answers only once its call is cancelled, counting the calls
+/// that ended.
+#[derive(Debug)]
+pub struct Waiting {
+    catalog: Arc<Catalog>,
+    revision: watch::Sender<Revision>,
+    pub cancelled: Arc<AtomicUsize>,
+}
+
+impl Waiting {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            catalog: Arc::new(Catalog {
+                tools: vec![tool("wait", "Waits until cancelled.", json!({}))],
+                ..Catalog::default()
+            }),
+            revision: watch::channel(Revision::default()).0,
+            cancelled: Arc::default(),
+        })
+    }
+}
+
+impl ToolProvider for Waiting {
+    fn name(&self) -> &str {
+        "waiting"
+    }
+
+    fn catalog(&self) -> Arc<Catalog> {
+        Arc::clone(&self.catalog)
+    }
+
+    fn revisions(&self) -> watch::Receiver<Revision> {
+        self.revision.subscribe()
+    }
+
+    fn service(&self) -> ToolService {
+        let cancelled = self.cancelled.clone();
+        ToolService::new(tower::service_fn(move |call: ToolCall| {
+            // Counts when the call ends: cancelled, or dropped with its caller.
+            let ended = Ended(cancelled.clone());
+            async move {
+                call.context.cancellation.cancelled().await;
+                drop(ended);
+                Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text("late")]))
+            }
+        }))
+    }
+}
+
+/// Counts one ended call when dropped.
+struct Ended(Arc<AtomicUsize>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
 
