@@ -12,14 +12,16 @@
 # of the muster binary that ran is listed in parts, each ordered by the instructions its
 # functions executed: first those that ran from the start to the last proxied call (what
 # every muster that proxies calls runs, start-up included); then what the same start and
-# calls added with the server over stdio, then over legacy SSE (runs of their own); last
+# calls added with the server over stdio, then over legacy SSE, then with legacy SSE clients
+# calling muster's `/sse` front door (runs of their own); last
 # those only the meta-tools, the workflow and the shutdown ran. A muster that proxies calls
 # then maps the first parts alone instead of pages where its functions sit among the
 # others. Native runs of the same calls add to the first part what ran there only, counted
 # with uprobes (native_functions.py). Needs root (for the uprobes), valgrind
 # (callgrind_control), nm, readelf and python3 besides the harness binaries
 # (tests/benches/muster_bench.sh); the SSE run needs the Python MCP SDK of the test
-# dependencies (PYTHON names another interpreter) and is left out without it.
+# dependencies (PYTHON names another interpreter) and is left out without it; the SSE
+# front door run needs target/release/sse-bench (SSE_BENCH).
 # Run it again after larger changes: functions renamed since are skipped by the linker and
 # new ones land among the rest of the code.
 set -euo pipefail
@@ -89,7 +91,7 @@ wait "$muster_pid" || true
 # few more pages after the first part instead of one here and there among the rest.
 # callgrind.out-stdio.1 and callgrind.out-sse.1 hold each run's start and proxied calls.
 other_transport_run() {
-    local name=$1 server=$2
+    local name=$1 server=$2 calls=${3:-proxied_calls}
     rm -rf "$work/config-$name"
     mkdir -p "$work/config-$name/mcpservers"
     cp "$work/config/config.yaml" "$work/config-$name/config.yaml"
@@ -99,7 +101,7 @@ other_transport_run() {
     local pid=$!
     pids+=("$pid")
     wait_ready
-    proxied_calls
+    "$calls"
     callgrind_control --dump=proxied-calls "$pid" >/dev/null 2>&1
     kill -INT "$pid"
     wait "$pid" || true
@@ -123,6 +125,24 @@ if [ -x "$python" ]; then
     other_dumps+=("$work/callgrind.out-sse.1")
 else
     echo "no Python with the MCP SDK at $python: the legacy SSE run is left out" >&2
+fi
+# The same calls from legacy SSE clients, through muster's own `/sse` front door, to the
+# server over streamable HTTP (`sse-bench load`, SSE_BENCH names another build).
+sse_bench=${SSE_BENCH:-$root/target/release/sse-bench}
+sse_front_calls() {
+    local url="http://localhost:$port/sse"
+    local args='{"name":"x_bench_echo","arguments":{"message":"instructions"}}'
+    for c in 1 8 32; do
+        "$sse_bench" load --url "$url" --tool call_tool --args "$args" --warmup 0 -q \
+            --expect instructions -n $((c * 40)) -c "$c" >/dev/null
+    done
+}
+if [ -x "$sse_bench" ]; then
+    other_transport_run sse-front "$(server_yaml "  type: streamable-http
+  url: http://localhost:$backend_port/mcp")" sse_front_calls
+    other_dumps+=("$work/callgrind.out-sse-front.1")
+else
+    echo "no $sse_bench (cargo build --release -p muster-tests --bin sse-bench): the SSE front door run is left out" >&2
 fi
 
 nm --defined-only --print-size "$muster" >"$work/symbols.txt"
