@@ -16,15 +16,14 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt, stream};
+use muster_core::tool::SessionNotifier;
 use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
 use rmcp::service::RoleServer;
 use rmcp::transport::Transport;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
-
-use muster_core::tool::SessionNotifier;
 use tracing::Instrument;
 
 use super::Aggregator;
@@ -36,6 +35,8 @@ use super::notify::{self, SessionPeer};
 const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// Messages buffered per direction and session.
 const CHANNEL_CAPACITY: usize = 64;
+/// Lean calls one session may have running; more wait in the worker's queue.
+const LEAN_CALLS_PER_SESSION: usize = 64;
 
 /// The open SSE sessions, by session id.
 #[derive(Debug, Clone)]
@@ -55,6 +56,8 @@ struct SseSession {
     /// Where the session's lean calls send their notifications: set once the handshake is
     /// over, for a client that cannot be asked anything.
     lean_notifier: Arc<OnceLock<SessionNotifier>>,
+    /// One permit per lean call running ([`LEAN_CALLS_PER_SESSION`]).
+    lean_slots: Arc<Semaphore>,
     /// Cancelled when the session ends.
     ended: CancellationToken,
 }
@@ -127,6 +130,7 @@ pub(super) async fn connect(State(state): State<SseState>) -> Response {
                 to_server,
                 lean_replies,
                 lean_notifier: Arc::clone(&lean_notifier),
+                lean_slots: Arc::new(Semaphore::new(LEAN_CALLS_PER_SESSION)),
                 ended: session.clone(),
             },
         );
@@ -215,8 +219,12 @@ pub(super) async fn message(State(state): State<SseState>, request: Request) -> 
     // The session as the rmcp path names it in a call's context.
     let call_session = format!("sse-{id}");
     if let Some(notifier) = session.lean_notifier.get() {
-        if let Some(call) = SseCall::parse(&body, &parts, notifier.clone()) {
-            run_lean(state.lean.clone(), session, call_session, call);
+        // A session with as many lean calls running as it may have queues the next for its
+        // worker, whose queue is bounded too.
+        if let Ok(slot) = Arc::clone(&session.lean_slots).try_acquire_owned()
+            && let Some(call) = SseCall::parse(&body, &parts, notifier.clone())
+        {
+            run_lean(state.lean.clone(), session, call_session, call, slot);
             return (StatusCode::ACCEPTED, "Accepted").into_response();
         }
         sse_call::cancel(&state.lean, &call_session, &body);
@@ -245,9 +253,16 @@ pub(super) async fn message(State(state): State<SseState>, request: Request) -> 
 
 /// Runs `call` of `session` (named `call_session` in the call's context) on a task of its
 /// own, in the span of the `POST` that brought it, and puts its reply on the session's
-/// stream; the call is cancelled if the session ends first.
-fn run_lean(state: LeanState, session: SseSession, call_session: String, call: SseCall) {
+/// stream; the call is cancelled if the session ends first. `slot` is held until then.
+fn run_lean(
+    state: LeanState,
+    session: SseSession,
+    call_session: String,
+    call: SseCall,
+    slot: OwnedSemaphorePermit,
+) {
     let task = async move {
+        let _slot = slot;
         let reply = tokio::select! {
             reply = call.reply(&state, &call_session) => reply,
             () = session.ended.cancelled() => return,

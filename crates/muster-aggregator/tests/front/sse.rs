@@ -244,7 +244,10 @@ async fn lean_sse_calls_end_on_cancelled_and_with_their_session() -> TestResult 
     assert_eq!(answer["error"]["message"], "request cancelled", "{answer}");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while cancelled.load(Ordering::SeqCst) < 1 {
-        assert!(tokio::time::Instant::now() < deadline, "the backend never saw it");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the backend never saw it"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
