@@ -854,17 +854,22 @@ async fn concurrent_first_requests_wait_for_the_restored_worker() -> TestResult 
 async fn notifications_before_the_first_stream_are_kept_for_it() -> TestResult {
     let raw = Raw::start(Aggregator::builder(Registry::new())).await;
     let session = raw.initialize().await.expect("session");
-    // The catalog changes between the handshake and the client's `GET`.
+    a_change_before_the_stream_reaches_it(&raw, &session).await;
+    Ok(())
+}
+
+/// Changes the catalog between the handshake of `session` and its client's `GET`, then
+/// checks that the stream carries the change's `tools/list_changed`.
+async fn a_change_before_the_stream_reaches_it(raw: &Raw, session: &str) {
     raw.aggregator.registry().upsert_backend(
         "early",
         Default::default(),
         crate::support::Fixed::new("early", vec![tool("hello", "Says hello", json!({}))]),
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let stream = raw.open_stream(&session).await;
+    let stream = raw.open_stream(session).await;
     let mut body = stream.bytes_stream();
     read_until(&mut body, "notifications/tools/list_changed").await;
-    Ok(())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -879,15 +884,7 @@ async fn notifications_before_the_first_stream_are_kept_when_the_worker_did_the_
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/list"});
     let (_, listed) = reply(raw.post(Some(&session), &list).await).await;
     assert!(listed["result"]["prompts"].is_array(), "{listed}");
-    // The catalog changes before the client's `GET`, whose stream the front door serves.
-    raw.aggregator.registry().upsert_backend(
-        "early",
-        Default::default(),
-        crate::support::Fixed::new("early", vec![tool("hello", "Says hello", json!({}))]),
-    );
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let stream = raw.open_stream(&session).await;
-    let mut body = stream.bytes_stream();
-    read_until(&mut body, "notifications/tools/list_changed").await;
+    // The front door serves the `GET` stream of this session all the same.
+    a_change_before_the_stream_reaches_it(&raw, &session).await;
     Ok(())
 }

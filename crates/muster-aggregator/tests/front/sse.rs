@@ -14,56 +14,35 @@ use crate::support::{Served, TestResult};
 async fn legacy_sse_sessions_work() -> TestResult {
     let served = Served::start(Registry::new()).await;
     let base = format!("http://{}", served.addr);
-    let http = reqwest::Client::new();
+    let mut client = SseClient::open(&served).await?;
+    assert!(
+        client
+            .endpoint
+            .starts_with(&format!("{base}/message?sessionId=")),
+        "{}",
+        client.endpoint
+    );
 
-    let response = http
-        .get(format!("{base}/sse"))
-        .header("accept", "text/event-stream")
-        .send()
-        .await?
-        .error_for_status()?;
-    let mut events = SseStream::from_bytes_stream(response.bytes_stream());
-    let mut next = async || {
-        let event = tokio::time::timeout(Duration::from_secs(10), events.next())
-            .await
-            .expect("an event in time")
-            .expect("stream open")
-            .expect("well-formed event");
-        (
-            event.event.unwrap_or_default(),
-            event.data.unwrap_or_default(),
-        )
-    };
-
-    let (kind, endpoint) = next().await;
-    assert_eq!(kind, "endpoint");
-    assert!(endpoint.starts_with("/message?sessionId="), "{endpoint}");
-    let post = |body: Value| {
-        let http = http.clone();
-        let url = format!("{base}{endpoint}");
-        async move { http.post(url).json(&body).send().await }
-    };
-
-    let accepted = post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2024-11-05", "capabilities": {},
-                   "clientInfo": {"name": "muster", "version": "1.0.0"}}}))
-    .await?;
-    assert_eq!(accepted.status(), 202);
-    let (kind, data) = next().await;
-    assert_eq!(kind, "message");
-    let initialized: Value = serde_json::from_str(&data)?;
+    client
+        .post(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                       "clientInfo": {"name": "muster", "version": "1.0.0"}}}))
+        .await?;
+    let initialized = client.next().await;
     assert_eq!(initialized["result"]["protocolVersion"], "2024-11-05");
     assert_eq!(
         initialized["result"]["serverInfo"]["name"],
         "muster-aggregator"
     );
 
-    post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
-    post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "list_tools", "arguments": {}}}))
-    .await?;
-    let (_, data) = next().await;
-    let answer: Value = serde_json::from_str(&data)?;
+    client
+        .post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await?;
+    client
+        .post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "list_tools", "arguments": {}}}))
+        .await?;
+    let answer = client.next().await;
     assert_eq!(answer["id"], 2);
     assert_eq!(
         answer["result"]["content"][0]["text"],
@@ -71,6 +50,7 @@ async fn legacy_sse_sessions_work() -> TestResult {
     );
 
     // Unknown and missing sessions.
+    let http = reqwest::Client::new();
     let unknown = http
         .post(format!("{base}/message?sessionId=nope"))
         .json(&json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
@@ -101,33 +81,7 @@ impl SseClient {
         served: &Served,
         capabilities: Value,
     ) -> Result<Self, Box<dyn std::error::Error>> {
-        let base = format!("http://{}", served.addr);
-        let http = reqwest::Client::new();
-        let response = http
-            .get(format!("{base}/sse"))
-            .header("accept", "text/event-stream")
-            .send()
-            .await?
-            .error_for_status()?;
-        let mut stream = SseStream::from_bytes_stream(response.bytes_stream());
-        let first = stream.next().await.expect("an event")?;
-        let path = first.data.unwrap_or_default();
-        let session = path
-            .split_once("sessionId=")
-            .map(|(_, id)| id.to_owned())
-            .expect("a session id");
-        let events = stream.filter_map(|event| async move {
-            let event = event.ok()?;
-            (event.event.as_deref() == Some("message"))
-                .then(|| serde_json::from_str(&event.data.unwrap_or_default()).ok())
-                .flatten()
-        });
-        let mut client = Self {
-            http,
-            endpoint: format!("{base}{path}"),
-            session,
-            events: Box::pin(events),
-        };
+        let mut client = Self::open(served).await?;
         client
             .post(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {"protocolVersion": "2024-11-05", "capabilities": capabilities,
@@ -143,6 +97,38 @@ impl SseClient {
             .await?;
         assert_eq!(client.next().await["id"], "ping");
         Ok(client)
+    }
+
+    /// Opens a session of `served`: its stream, whose first event names the endpoint.
+    async fn open(served: &Served) -> Result<Self, Box<dyn std::error::Error>> {
+        let base = format!("http://{}", served.addr);
+        let http = reqwest::Client::new();
+        let response = http
+            .get(format!("{base}/sse"))
+            .header("accept", "text/event-stream")
+            .send()
+            .await?
+            .error_for_status()?;
+        let mut stream = SseStream::from_bytes_stream(response.bytes_stream());
+        let first = stream.next().await.expect("an event")?;
+        assert_eq!(first.event.as_deref(), Some("endpoint"));
+        let path = first.data.unwrap_or_default();
+        let session = path
+            .split_once("sessionId=")
+            .map(|(_, id)| id.to_owned())
+            .expect("a session id");
+        let events = stream.filter_map(|event| async move {
+            let event = event.ok()?;
+            (event.event.as_deref() == Some("message"))
+                .then(|| serde_json::from_str(&event.data.unwrap_or_default()).ok())
+                .flatten()
+        });
+        Ok(Self {
+            http,
+            endpoint: format!("{base}{path}"),
+            session,
+            events: Box::pin(events),
+        })
     }
 
     async fn post(&self, body: Value) -> Result<(), Box<dyn std::error::Error>> {
