@@ -1,6 +1,7 @@
-//! The official Python SDK as a client of `muster serve` over streamable HTTP, with
-//! server-everything behind muster over stdio: the initialize handshake and the newest
-//! protocol the installed SDK offers (`tests/fixtures/py_client.py`).
+//! The official Python SDK as a client of `muster serve`, with server-everything behind
+//! muster over stdio: over streamable HTTP, the initialize handshake and the newest protocol
+//! the installed SDK offers; over legacy SSE, one call and 20 at once
+//! (`tests/fixtures/py_client.py`).
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
@@ -76,4 +77,14 @@ fn python_sdk_newest_protocol() {
         "the SDK (mcp {}) fell back from its newest protocol: {report}",
         report["sdk"]
     );
+}
+
+#[test]
+fn python_sdk_legacy_sse_client() {
+    let dir = muster_with_everything();
+    let muster = dir.start().unwrap();
+    let sse_url = muster.mcp_url().replace("/mcp", "/sse");
+    let report = py_client(&sse_url, "sse");
+    assert_meta_tools_and_echo(&report);
+    assert_eq!(report["concurrent_ok"], true, "{report}");
 }
