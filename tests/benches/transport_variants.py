@@ -402,12 +402,14 @@ def front_argv(front, port, backend_port, workdir):
     if front == "mcp-proxy-npm":
         return [NPM_PROXY, "--host", "127.0.0.1", "--port", str(port), "--server", "stream",
                 "--", BENCH_BACKEND, "--stdio"]
+    http = f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n"
+    sse = f"  type: sse\n  url: http://localhost:{backend_port}/sse\n"
     spec = {
-        "muster-http": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
-        "muster-sse-client": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
-        "muster-py-http": f"  type: streamable-http\n  url: http://localhost:{backend_port}/mcp\n",
-        "muster-sse": f"  type: sse\n  url: http://localhost:{backend_port}/sse\n",
-        "muster-sse-rust": f"  type: sse\n  url: http://localhost:{backend_port}/sse\n",
+        "muster-http": http,
+        "muster-sse-client": http,
+        "muster-py-http": http,
+        "muster-sse": sse,
+        "muster-sse-rust": sse,
         "muster-stdio": f"  type: stdio\n  command: {json.dumps(BENCH_BACKEND)}\n"
                         "  args: [\"--stdio\"]\n",
     }[front]

@@ -28,7 +28,7 @@ use tracing::Instrument;
 
 use super::Aggregator;
 use super::lean::LeanState;
-use super::lean::sse_call::{self, SseCall};
+use super::lean::sse_call::{self, SseCall, SseMessage};
 use super::notify::{self, SessionPeer};
 
 /// Largest message body accepted on `POST /message`.
@@ -216,18 +216,24 @@ pub(super) async fn message(State(state): State<SseState>, request: Request) -> 
         Ok(body) => body,
         Err(e) => return (StatusCode::BAD_REQUEST, format!("Invalid body: {e}")).into_response(),
     };
-    // The session as the rmcp path names it in a call's context.
-    let call_session = format!("sse-{id}");
     if let Some(notifier) = session.lean_notifier.get() {
-        // A session with as many lean calls running as it may have queues the next for its
-        // worker, whose queue is bounded too.
-        if let Ok(slot) = Arc::clone(&session.lean_slots).try_acquire_owned()
-            && let Some(call) = SseCall::parse(&body, &parts, notifier.clone())
-        {
-            run_lean(state.lean.clone(), session, call_session, call, slot);
-            return (StatusCode::ACCEPTED, "Accepted").into_response();
+        // The session as the rmcp path names it in a call's context.
+        let call_session = format!("sse-{id}");
+        match SseMessage::read(&body, &parts, notifier) {
+            SseMessage::Call(call) => {
+                // A session with as many lean calls running as it may have queues the next
+                // for its worker, whose queue is bounded too.
+                if let Ok(slot) = Arc::clone(&session.lean_slots).try_acquire_owned() {
+                    run_lean(state.lean.clone(), session, call_session, call, slot);
+                    return (StatusCode::ACCEPTED, "Accepted").into_response();
+                }
+            }
+            // The worker sees the cancellation too, and ignores an id it does not know.
+            SseMessage::Cancelled(request) => {
+                sse_call::cancel(&state.lean, &call_session, &request);
+            }
+            SseMessage::Other => {}
         }
-        sse_call::cancel(&state.lean, &call_session, &body);
     }
     let mut message: ClientJsonRpcMessage = match serde_json::from_slice(&body) {
         Ok(message) => message,

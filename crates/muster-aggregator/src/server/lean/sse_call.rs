@@ -17,27 +17,59 @@ use crate::meta_tools;
 /// The largest reply collected for the stream; a meta-tool's answer is bounded far below.
 const MAX_REPLY_BYTES: usize = 64 * 1024 * 1024;
 
+/// A message posted to a legacy SSE session, as the lean path sees it.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "read once per POST and moved straight into the call's task"
+)]
+pub(in crate::server) enum SseMessage {
+    /// A meta-tool call the lean path runs.
+    Call(SseCall),
+    /// `notifications/cancelled` naming a request (its id as the client wrote it).
+    Cancelled(Box<str>),
+    /// Anything else: the session's worker handles it.
+    Other,
+}
+
+impl SseMessage {
+    /// Reads `body`, posted with `parts` (the caller's identity, the trace context); a
+    /// call's notifications go to `notifier`.
+    pub(in crate::server) fn read(body: &[u8], parts: &Parts, notifier: &SessionNotifier) -> Self {
+        let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(body) else {
+            return Self::Other;
+        };
+        if envelope.jsonrpc.as_deref() != Some("2.0") {
+            return Self::Other;
+        }
+        match envelope.method.as_deref() {
+            Some("tools/call") => {
+                SseCall::from_envelope(&envelope, parts, notifier).map_or(Self::Other, Self::Call)
+            }
+            Some("notifications/cancelled") => envelope
+                .params
+                .map(RawValue::get)
+                .and_then(|params| serde_json::from_str::<CancelledParams<'_>>(params).ok())
+                .and_then(|params| params.request_id)
+                .map_or(Self::Other, |id| Self::Cancelled(id.get().trim().into())),
+            _ => Self::Other,
+        }
+    }
+}
+
 /// A meta-tool call posted to a legacy SSE session, to run on the lean path.
 pub(in crate::server) struct SseCall(LeanCall);
 
 impl SseCall {
-    /// The call `body` asks for, when the lean path answers it; `None` for anything else.
-    /// `parts` are those of the `POST` (the caller's identity, the trace context), and the
-    /// call's notifications go to `notifier`.
-    pub(in crate::server) fn parse(
-        body: &[u8],
+    /// The call of a `tools/call` envelope, when the lean path answers it: a meta-tool
+    /// without a progress token (progress goes to the stream between the call's start and
+    /// its reply: rmcp's job).
+    fn from_envelope(
+        envelope: &Envelope<'_>,
         parts: &Parts,
-        notifier: SessionNotifier,
+        notifier: &SessionNotifier,
     ) -> Option<Self> {
-        let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
-        if envelope.jsonrpc.as_deref() != Some("2.0")
-            || envelope.method.as_deref() != Some("tools/call")
-        {
-            return None;
-        }
         let id = envelope.id.filter(|id| is_request_id(id))?;
         let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
-        // Progress goes to the stream between the call's start and its reply: rmcp's job.
         if !meta_tools::is_meta_tool(&params.name)
             || params.meta.is_some_and(|m| m.progress_token.is_some())
         {
@@ -48,7 +80,7 @@ impl SseCall {
             name: params.name.into_owned(),
             arguments: params.arguments,
             progress_token: None,
-            notifier,
+            notifier: notifier.clone(),
             identity: Identity::of(&parts.extensions),
             request_meta: super::trace_context_of(&parts.headers),
         }))
@@ -65,24 +97,9 @@ impl SseCall {
     }
 }
 
-/// Cancels the lean call of session `session` that `body`, a `notifications/cancelled`,
-/// names; anything else is left alone.
-pub(in crate::server) fn cancel(state: &LeanState, session: &str, body: &[u8]) {
-    let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(body) else {
-        return;
-    };
-    if envelope.method.as_deref() != Some("notifications/cancelled") {
-        return;
-    }
-    let Some(params) = envelope.params.map(RawValue::get) else {
-        return;
-    };
-    if let Ok(CancelledParams {
-        request_id: Some(id),
-    }) = serde_json::from_str(params)
-    {
-        state.inflight.cancel(session, id.get().trim());
-    }
+/// Cancels the lean call `request` of session `session`, if one is running.
+pub(in crate::server) fn cancel(state: &LeanState, session: &str, request: &str) {
+    state.inflight.cancel(session, request);
 }
 
 #[cfg(test)]
@@ -98,11 +115,11 @@ mod tests {
     }
 
     fn parse(body: &str) -> Option<SseCall> {
-        SseCall::parse(
-            body.as_bytes(),
-            &parts(),
-            SessionNotifier::new(|_, _| {}, || true),
-        )
+        let notifier = SessionNotifier::new(|_, _| {}, || true);
+        match SseMessage::read(body.as_bytes(), &parts(), &notifier) {
+            SseMessage::Call(call) => Some(call),
+            SseMessage::Cancelled(_) | SseMessage::Other => None,
+        }
     }
 
     #[test]
@@ -131,6 +148,26 @@ mod tests {
         ];
         for body in worker {
             assert!(parse(body).is_none(), "{body}");
+        }
+    }
+
+    #[test]
+    fn cancellations_name_the_request_as_the_client_wrote_it() {
+        let notifier = SessionNotifier::new(|_, _| {}, || true);
+        let read = |body: &str| SseMessage::read(body.as_bytes(), &parts(), &notifier);
+        let cancelled = read(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": "a"}}"#,
+        );
+        assert!(matches!(cancelled, SseMessage::Cancelled(id) if &*id == r#""a""#));
+        let cancelled = read(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#,
+        );
+        assert!(matches!(cancelled, SseMessage::Cancelled(id) if &*id == "7"));
+        for other in [
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ] {
+            assert!(matches!(read(other), SseMessage::Other), "{other}");
         }
     }
 }
