@@ -8,9 +8,12 @@ Starts muster on a free loopback port with an empty config directory, opens N st
 HTTP sessions (initialize + notifications/initialized, protocol 2025-06-18) over a few
 keep-alive connections, reads muster's RSS from /proc, waits until the sessions are parked
 (30 s without traffic), reads it again, deletes every session and reads it again (2 s
-after, and once more after SETTLE seconds, default 15: the allocator hands freed memory
-back to the system over about 10 s); then opens and deletes N sessions a second time, which
-tells memory the allocator keeps for reuse from memory that leaks.
+after, and once more when RSS has not fallen for QUIET seconds, default 10, or after SETTLE
+seconds, default 90: the allocator hands freed memory back to the system over some 10 to
+30 s); then opens and deletes N sessions a second time, which tells memory the allocator
+keeps for reuse from memory that leaks. Settled readings are split into heap and other
+anonymous memory (RssAnon) and pages of the binary and libraries (RssFile): the first
+session touches code no request at rest had run, and those pages stay resident.
 Python standard library only; Linux only (RSS from /proc/PID/status).
 
 A session runs no worker until a request needs one. LIST_TOOLS=1 makes every session also
@@ -42,7 +45,9 @@ STREAMS = os.environ.get("STREAMS", "0") == "1"
 # The clients declare the sampling capability.
 ASKS = os.environ.get("ASKS", "0") == "1"
 # Seconds to wait after the deletions before the settled reading.
-SETTLE = float(os.environ.get("SETTLE", "15"))
+SETTLE = float(os.environ.get("SETTLE", "90"))
+# Seconds without a fall in RSS that count as settled.
+QUIET = float(os.environ.get("QUIET", "10"))
 
 
 def free_port():
@@ -51,12 +56,42 @@ def free_port():
         return s.getsockname()[1]
 
 
-def rss_kb(pid):
+def status_kb(pid, field):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def rss_kb(pid):
+    return status_kb(pid, "VmRSS")
+
+
+def split_kb(pid):
+    """(anonymous, file-backed) resident KB."""
+    return status_kb(pid, "RssAnon"), status_kb(pid, "RssFile")
+
+
+def settle(pid):
+    """Waits until RSS has not fallen for QUIET seconds (at most SETTLE); returns the
+    seconds waited and the (anonymous, file-backed) split then."""
+    t0 = time.time()
+    lowest = rss_kb(pid)
+    since = t0
+    while time.time() - t0 < SETTLE and time.time() - since < QUIET:
+        time.sleep(1)
+        now = rss_kb(pid)
+        if now < lowest:
+            lowest, since = now, time.time()
+    return time.time() - t0, split_kb(pid)
+
+
+def against(split, rest):
+    anon, file = split
+    return (f"{(anon + file) / 1024:.1f} MB  ({(anon + file - sum(rest)) / 1024:+.1f} MB against "
+            f"rest: anonymous {(anon - rest[0]) / 1024:+.1f}, binary pages "
+            f"{(file - rest[1]) / 1024:+.1f})")
 
 
 def post(conn, body, session=None):
@@ -113,7 +148,8 @@ def main():
                 raise SystemExit("muster did not start")
             time.sleep(0.1)
         time.sleep(1)
-        start = rss_kb(muster.pid)
+        rest = split_kb(muster.pid)
+        start = sum(rest)
         conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=30) for _ in range(4)]
         init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {"sampling": {}} if ASKS else {},
@@ -151,8 +187,8 @@ def main():
         streams.clear()
         time.sleep(2)
         after = rss_kb(muster.pid)
-        time.sleep(max(SETTLE - 2, 0))
-        settled = rss_kb(muster.pid)
+        settled_in, settled_split = settle(muster.pid)
+        settled = sum(settled_split)
         # A second round in the same process: if RSS stays where the first left it, the
         # freed memory is reused (kept by the allocator), not leaked.
         again = []
@@ -177,24 +213,22 @@ def main():
             sock.close()
         time.sleep(2)
         second_after = rss_kb(muster.pid)
-        time.sleep(max(SETTLE - 2, 0))
-        second_settled = rss_kb(muster.pid)
+        second_settled_in, second_split = settle(muster.pid)
         per = lambda kb: (kb - start) / max(N, 1)
         print(f"sessions:                {N} (opened in {opened_in:.1f} s, "
               f"deleted in {closed_in:.1f} s)")
-        print(f"RSS at rest:             {start / 1024:.1f} MB")
+        print(f"RSS at rest:             {start / 1024:.1f} MB  (anonymous {rest[0] / 1024:.1f}, "
+              f"binary pages {rest[1] / 1024:.1f})")
         print(f"RSS, {N} live sessions: {live / 1024:.1f} MB  ({per(live):.2f} KB per session)")
         print(f"RSS, {N} parked:        {parked / 1024:.1f} MB  ({per(parked):.2f} KB per session)")
         print(f"RSS after all deleted:   {after / 1024:.1f} MB  "
               f"({(after - start) / 1024:+.1f} MB against rest)")
-        print(f"  {SETTLE:.0f} s after:           {settled / 1024:.1f} MB  "
-              f"({(settled - start) / 1024:+.1f} MB against rest)")
+        print(f"  settled ({settled_in:.0f} s): {against(settled_split, rest)}")
         print(f"RSS, {N} live again:     {second_live / 1024:.1f} MB  "
               f"({(second_live - settled) / 1024:+.1f} MB against the first round's end)")
         print(f"RSS after those deleted: {second_after / 1024:.1f} MB  "
               f"({(second_after - start) / 1024:+.1f} MB against rest)")
-        print(f"  {SETTLE:.0f} s after:           {second_settled / 1024:.1f} MB  "
-              f"({(second_settled - start) / 1024:+.1f} MB against rest)")
+        print(f"  settled ({second_settled_in:.0f} s): {against(second_split, rest)}")
     finally:
         muster.terminate()
         try:

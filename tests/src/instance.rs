@@ -232,6 +232,27 @@ impl ConfigDir {
     ///
     /// As [`start`](Self::start).
     pub fn start_with_args(&self, global_args: &[&str]) -> anyhow::Result<MusterInstance> {
+        self.launch(Command::new(muster_bin()?), global_args)
+    }
+
+    /// Like [`start`](Self::start), with muster allowed on one CPU only (`taskset`), the
+    /// first this test may run on: what a container limited to one CPU gives it.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start), and when `taskset` is missing.
+    pub fn start_on_one_cpu(&self) -> anyhow::Result<MusterInstance> {
+        let mut taskset = Command::new("taskset");
+        taskset
+            .arg("--cpu-list")
+            .arg(first_allowed_cpu()?.to_string())
+            .arg(muster_bin()?);
+        self.launch(taskset, &[])
+    }
+
+    /// Runs `command` (muster, or a launcher whose last argument is muster) with
+    /// `global_args`, `serve` and this directory, and waits until it is ready.
+    fn launch(&self, mut command: Command, global_args: &[&str]) -> anyhow::Result<MusterInstance> {
         let n = self.starts.fetch_add(1, Ordering::Relaxed);
         let log = self
             .root
@@ -240,7 +261,7 @@ impl ConfigDir {
             .join(format!("muster-{n}.log"));
         let out = File::create(&log).context("cannot create the log file")?;
         let err = out.try_clone().context("cannot share the log file")?;
-        let child = Command::new(muster_bin()?)
+        let child = command
             .args(global_args)
             .arg("serve")
             .arg("--config-path")
@@ -266,6 +287,23 @@ impl ConfigDir {
             .with_context(|| format!("muster did not get ready; its log:\n{}", instance.log()))?;
         Ok(instance)
     }
+}
+
+/// The lowest CPU this process may run on (`Cpus_allowed_list` of `/proc/self/status`).
+fn first_allowed_cpu() -> anyhow::Result<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").context("cannot read /proc")?;
+    let list = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Cpus_allowed_list:"))
+        .context("no Cpus_allowed_list in /proc/self/status")?;
+    let first = list
+        .trim()
+        .split([',', '-'])
+        .next()
+        .context("an empty Cpus_allowed_list")?;
+    first
+        .parse()
+        .with_context(|| format!("not a CPU number: {first}"))
 }
 
 /// A running `muster serve`. Dropping it sends SIGTERM, then SIGKILL to its process group

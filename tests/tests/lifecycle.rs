@@ -1,6 +1,7 @@
 //! Process lifecycle of `muster serve`: a SIGTERM stops every stdio MCP server it started,
-//! and a SIGKILL in the middle of a workflow leaves records that the next start reads and
-//! marks as interrupted.
+//! a SIGKILL in the middle of a workflow leaves records that the next start reads and marks
+//! as interrupted, and on one CPU (the single-threaded runtime) a slow call holds up no
+//! other.
 
 #![allow(missing_docs, clippy::unwrap_used)]
 
@@ -60,6 +61,37 @@ fn sigterm_stops_every_stdio_child() {
     assert!(
         gone,
         "still running after muster stopped: {alive:?}\n{}",
+        muster.log()
+    );
+}
+
+#[test]
+fn on_one_cpu_a_slow_call_holds_up_no_other_and_sigterm_stops_cleanly() {
+    let dir = two_stdio_servers().write().unwrap();
+    let mut muster = dir.start_on_one_cpu().unwrap();
+    let url = muster.mcp_url();
+    let slow = std::thread::spawn(move || {
+        let client = McpClient::connect(&url).unwrap();
+        client.call_ok("x_sleeper_sleep", json!({"seconds": 2}))
+    });
+    let client = McpClient::connect(&muster.mcp_url()).unwrap();
+    // The sleep is under way once the sleeper has been asked; the echo answers before it.
+    std::thread::sleep(Duration::from_millis(300));
+    let echoed = client
+        .call_ok("x_everything_echo", json!({"message": "one cpu"}))
+        .unwrap();
+    assert!(echoed.contains("one cpu"), "echo answered {echoed}");
+    assert!(
+        !slow.is_finished(),
+        "the echo waited for the sleep: {}",
+        muster.log()
+    );
+    let slept = slow.join().unwrap().unwrap();
+    assert_eq!(slept, "slept 2.0s");
+    let status = muster.terminate(Duration::from_secs(10)).unwrap();
+    assert!(
+        status.success(),
+        "muster exited with {status}\n{}",
         muster.log()
     );
 }

@@ -381,7 +381,8 @@ impl Aggregator {
         http::router(self)
     }
 
-    /// Serves [`router`](Self::router) on `listener` until `shutdown` completes, then
+    /// Serves what [`router`](Self::router) serves (its MCP paths matched without it, which
+    /// saves every call the router's work) on `listener` until `shutdown` completes, then
     /// cancels the [cancellation token](Self::cancellation_token) and finishes gracefully.
     ///
     /// # Errors
@@ -398,7 +399,8 @@ impl Aggregator {
             token.cancel();
         };
         let limits = self.inner.connection_limits;
-        serve_with_limits(listener, self.router(), limits, signal).await
+        self.ensure_notifier();
+        serve_with_limits(listener, http::front_door(&self), limits, signal).await
     }
 
     /// Serves one MCP session on `reader` and `writer` (the stdio transport: one JSON-RPC

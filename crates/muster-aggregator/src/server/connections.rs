@@ -17,10 +17,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::Router;
+use std::convert::Infallible;
+
 use axum::body::Body;
+use axum::response::Response;
 use bytes::Bytes;
-use http::HeaderValue;
+use http::{HeaderValue, Request};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
@@ -30,7 +32,7 @@ use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use tower::ServiceExt;
+use tower::{Service, ServiceExt};
 
 /// Default of [`ConnectionLimits::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
@@ -62,19 +64,28 @@ impl Default for ConnectionLimits {
     }
 }
 
-/// Serves `router` on `listener` within `limits` until `shutdown` completes; then stops
-/// accepting, lets open requests finish and closes the connections.
+/// Serves `router` (an axum [`Router`](axum::Router), or any service of its kind) on
+/// `listener` within `limits` until `shutdown` completes; then stops accepting, lets open
+/// requests finish and closes the connections.
 ///
 /// # Errors
 ///
 /// Never for a failed accept (logged and retried); the signature leaves room for listener
 /// errors.
-pub async fn serve_with_limits(
+pub async fn serve_with_limits<S>(
     listener: TcpListener,
-    router: Router,
+    router: S,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send,
+{
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let tracker = TaskTracker::new();
     let closing = CancellationToken::new();
@@ -129,13 +140,16 @@ async fn accept_error(error: std::io::Error) {
 /// One connection: HTTP/1.1 with keep-alive and upgrades, watched for deadlines. Every
 /// request carries the peer's address as axum's [`ConnectInfo`](axum::extract::ConnectInfo),
 /// for the per-address bounds of authentication.
-async fn serve_connection(
+async fn serve_connection<S>(
     tcp: TcpStream,
     peer: std::net::SocketAddr,
-    router: Router,
+    router: S,
     limits: ConnectionLimits,
     closing: CancellationToken,
-) {
+) where
+    S: Service<Request<Body>, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
     let activity = Arc::new(Activity::new());
     let io = TokioIo::new(Watched {
         inner: tcp,

@@ -1,16 +1,21 @@
 //! The axum router: which path serves what, and the small HTTP-level adjustments.
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use axum::Router;
+use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
+use axum::routing::future::RouteFuture;
 use axum::routing::{get, post};
+use futures::future::Either;
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
-use tower::Layer;
-use tower::util::Either;
+use tower::util::Either as EitherService;
+use tower::{Layer, Service};
 
 use super::front::{HostGuardLayer, SessionFrontLayer};
 use super::hosts::HostCheck;
@@ -20,6 +25,42 @@ use super::{Aggregator, MCP_PATH, jsonrpc_errors, observe, sse, trace};
 
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
+    routes(aggregator, mcp_stack(aggregator))
+}
+
+/// What `muster serve` answers on its port: the router, with the MCP paths taken straight to
+/// their stack.
+pub(super) fn front_door(aggregator: &Aggregator) -> FrontDoor<impl McpStack> {
+    let mcp = mcp_stack(aggregator);
+    FrontDoor {
+        router: routes(aggregator, mcp.clone()),
+        mcp,
+    }
+}
+
+/// The service of the MCP paths: the tower stack from the span of the request to the
+/// endpoints.
+pub(super) trait McpStack:
+    Service<Request, Response = Response, Error = Infallible, Future: Send>
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> McpStack for S where
+    S: Service<Request, Response = Response, Error = Infallible, Future: Send>
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// The MCP endpoints (`/mcp`, `/sse`, `/message`) behind the span, Host check, authentication
+/// and session layers.
+fn mcp_stack(aggregator: &Aggregator) -> impl McpStack {
     let factory = aggregator.clone();
     let table = aggregator.inner.sessions.clone();
     // The Host check is ours (with the original's wording), so rmcp's own is turned off.
@@ -50,15 +91,19 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
     // Without authentication the sessions' stack is served as it is, not through one more
     // router.
     let behind_auth = match &aggregator.inner.auth {
-        Some(auth) => Either::Left(auth.protect(Router::new().fallback_service(sessions))),
-        None => Either::Right(sessions),
+        Some(auth) => EitherService::Left(auth.protect(Router::new().fallback_service(sessions))),
+        None => EitherService::Right(sessions),
     };
-    let guarded = tower::ServiceBuilder::new()
+    tower::ServiceBuilder::new()
         .layer(trace::layer())
         .layer(HostGuardLayer::new(HostCheck::new(
             &aggregator.inner.allowed_hosts,
         )))
-        .service(behind_auth);
+        .service(behind_auth)
+}
+
+/// Every path of `aggregator`'s port, the MCP ones served by `guarded`.
+fn routes(aggregator: &Aggregator, guarded: impl McpStack) -> Router {
     let mut router = Router::new()
         .route("/health", get(health))
         .merge(observe::routes(aggregator))
@@ -73,6 +118,33 @@ pub(super) fn router(aggregator: &Aggregator) -> Router {
         router = router.merge(auth.routes());
     }
     router.fallback(not_found)
+}
+
+/// The MCP paths of the router, matched without it: on the path of every tool call, axum's
+/// routing would match the path, record it and its parameters in the request's extensions
+/// and box the route's service and future once more.
+#[derive(Clone)]
+pub(super) struct FrontDoor<S> {
+    mcp: S,
+    router: Router,
+}
+
+impl<S: McpStack> Service<Request> for FrontDoor<S> {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<S::Future, RouteFuture<Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.mcp.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if matches!(request.uri().path(), MCP_PATH | "/sse" | "/message") {
+            Either::Left(self.mcp.call(request))
+        } else {
+            Either::Right(self.router.call(request))
+        }
+    }
 }
 
 /// Every other path: the MCP endpoint answers on its own path only, so nothing that probes

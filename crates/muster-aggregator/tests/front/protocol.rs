@@ -138,6 +138,28 @@ async fn health_answers_ok_and_the_host_guard_refuses_foreign_hosts() -> TestRes
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_exact_mcp_paths_reach_the_endpoints_and_the_rest_reach_the_router() -> TestResult
+{
+    let served = Served::start(Registry::new()).await;
+    let host = format!("localhost:{}", served.addr.port());
+    for path in ["/mcp/", "/MCP", "/mcp/x", "/", "/sse/", "/messages"] {
+        let probe = post_initialize(&host).replacen("POST /mcp ", &format!("POST {path} "), 1);
+        let (status, body) = raw(&served, &probe).await;
+        assert!(status.contains(" 404 "), "{path}: {status}");
+        assert_eq!(body, "404 page not found", "{path}");
+    }
+    let query = post_initialize(&host).replacen("POST /mcp ", "POST /mcp?probe=1 ", 1);
+    let (status, body) = raw(&served, &query).await;
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert!(body.contains("muster-aggregator"), "{body}");
+    let health = format!("GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    let (status, body) = raw(&served, &health).await;
+    assert!(status.contains(" 200 "), "{status}");
+    assert_eq!(body, r#"{"status":"ok"}"#);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn catalog_changes_notify_sessions_and_list_tools_follows() -> TestResult {
     let registry = Registry::new();
     let served = Served::start(registry.clone()).await;

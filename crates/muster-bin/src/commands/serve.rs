@@ -69,10 +69,7 @@ pub(crate) fn run_with(args: &ServeArgs, hooks: Hooks) -> anyhow::Result<ExitCod
         Some(dir) => dir.path().to_path_buf(),
         None => expand_home(&args.config_path),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
+    let runtime = runtime().context("cannot start the async runtime")?;
     let outcome = runtime.block_on(serve(args, root, hooks));
     runtime.shutdown_timeout(Duration::from_secs(1));
     if let Some(dir) = example {
@@ -85,6 +82,23 @@ pub(crate) fn run_with(args: &ServeArgs, hooks: Hooks) -> anyhow::Result<ExitCod
         }
     }
     outcome
+}
+
+/// The runtime `muster serve` runs on: one worker thread per CPU muster may run on, or, on
+/// a single CPU, the current-thread scheduler, which skips what only matters between workers
+/// (work stealing, the injection queue, waking a sibling worker).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    runtime_for(std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get))
+}
+
+/// The runtime for `cpus` CPUs.
+fn runtime_for(cpus: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = if cpus == 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    builder.enable_all().build()
 }
 
 async fn serve(
@@ -508,5 +522,24 @@ async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::runtime::RuntimeFlavor;
+
+    use super::runtime_for;
+
+    #[test]
+    fn one_cpu_gets_the_current_thread_scheduler_and_more_get_workers() {
+        let flavor = |cpus| {
+            runtime_for(cpus)
+                .expect("a runtime")
+                .handle()
+                .runtime_flavor()
+        };
+        assert_eq!(flavor(1), RuntimeFlavor::CurrentThread);
+        assert_eq!(flavor(2), RuntimeFlavor::MultiThread);
     }
 }
