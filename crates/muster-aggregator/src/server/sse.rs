@@ -4,7 +4,7 @@
 //!
 //! Each session is served by an rmcp worker. Once its handshake is over, a plain meta-tool
 //! call of a client that cannot be asked anything takes the lean path instead (see
-//! `lean::sse_call`): it runs on a task of its own and its reply joins the stream.
+//! `lean::sse_call`): it runs on a task of its own and its progress and reply join the stream.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -51,7 +51,7 @@ pub(super) struct SseState {
 struct SseSession {
     /// What feeds the session's rmcp worker.
     to_server: mpsc::Sender<ClientJsonRpcMessage>,
-    /// The replies of the session's lean calls, for its stream.
+    /// The messages of the session's lean calls (progress, replies), for its stream.
     lean_replies: mpsc::Sender<String>,
     /// Where the session's lean calls send their notifications: set once the handshake is
     /// over, for a client that cannot be asked anything.
@@ -258,8 +258,8 @@ pub(super) async fn message(State(state): State<SseState>, request: Request) -> 
 }
 
 /// Runs `call` of `session` (named `call_session` in the call's context) on a task of its
-/// own, in the span of the `POST` that brought it, and puts its reply on the session's
-/// stream; the call is cancelled if the session ends first. `slot` is held until then.
+/// own, in the span of the `POST` that brought it, and puts what it answers (progress, then
+/// its reply) on the session's stream; the call is cancelled if the session ends first. `slot` is held until then.
 fn run_lean(
     state: LeanState,
     session: SseSession,
@@ -269,15 +269,12 @@ fn run_lean(
 ) {
     let task = async move {
         let _slot = slot;
-        let reply = tokio::select! {
-            reply = call.reply(&state, &call_session) => reply,
+        let delivered = tokio::select! {
+            delivered = call.deliver(&state, &call_session, &session.lean_replies) => delivered,
             () = session.ended.cancelled() => return,
         };
-        match reply {
-            Some(reply) => {
-                let _ = session.lean_replies.send(reply).await;
-            }
-            None => tracing::warn!("a lean call's reply could not be read back"),
+        if delivered.is_err() {
+            tracing::warn!("a lean call's answer could not be read back");
         }
     };
     tokio::spawn(task.instrument(tracing::Span::current()));

@@ -174,23 +174,22 @@ async fn meta_tool_calls_answer_the_same_on_the_lean_path_and_through_the_worker
     );
     let served = Served::start(registry).await;
     let mut client = SseClient::connect(&served, json!({})).await?;
+    // A client that can be asked things keeps its calls on the session's worker.
+    let mut asking = SseClient::connect(&served, json!({"sampling": {}})).await?;
 
     for tool in ["x_fixed_hello", "x_upstream_fail", "x_nope"] {
-        // A progress token keeps a call on the session's worker.
-        client
-            .post(call(
-                json!("worker"),
-                tool,
-                Some(json!({"progressToken": "p"})),
-            ))
-            .await?;
-        let worker = client.next().await;
+        asking.post(call(json!("worker"), tool, None)).await?;
+        let worker = asking.next().await;
         client.post(call(json!(7), tool, None)).await?;
         let lean = client.next().await;
         assert_eq!(worker["id"], "worker", "{worker}");
         assert_eq!(lean["id"], 7, "{lean}");
         assert_eq!(lean["jsonrpc"], "2.0");
-        assert_eq!(lean["result"], worker["result"], "{tool}");
+        // The fixed tool names the session it was called in: each client has its own.
+        let worker_result = worker["result"]
+            .to_string()
+            .replace(&asking.session, &client.session);
+        assert_eq!(lean["result"].to_string(), worker_result, "{tool}");
     }
     // The call's session is the SSE session, named as the worker names it.
     client.post(call(json!(8), "x_fixed_hello", None)).await?;
@@ -203,6 +202,57 @@ async fn meta_tool_calls_answer_the_same_on_the_lean_path_and_through_the_worker
     let body: Value =
         serde_json::from_str(envelope["content"][0]["text"].as_str().expect("inner text"))?;
     assert_eq!(body["session"], format!("sse-{}", client.session));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_of_a_lean_call_precedes_its_reply_as_through_the_worker() -> TestResult {
+    let served = Served::start(crate::support::registry_with_upstream().await).await;
+    let mut lean = SseClient::connect(&served, json!({})).await?;
+    let mut worker = SseClient::connect(&served, json!({"sampling": {}})).await?;
+    let slow = |id: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "call_tool", "_meta": {"progressToken": "p"},
+            "arguments": {"name": "x_upstream_slow", "arguments": {"steps": 3}}}})
+    };
+    let mut answers = Vec::new();
+    for (client, id) in [(&mut lean, json!(9)), (&mut worker, json!("w"))] {
+        client.post(slow(id.clone())).await?;
+        let mut messages = Vec::new();
+        loop {
+            let message = client.next().await;
+            let done = message["id"] == id;
+            messages.push(message);
+            if done {
+                break;
+            }
+        }
+        answers.push(messages);
+    }
+    let (lean, worker) = (&answers[0], &answers[1]);
+    let progress = |messages: &[Value]| -> Vec<Value> {
+        messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .map(|m| m["params"].clone())
+            .collect()
+    };
+    assert_eq!(progress(lean).len(), 3, "{lean:?}");
+    assert_eq!(progress(lean), progress(worker));
+    assert_eq!(progress(lean)[0]["progressToken"], "p");
+    assert_eq!(
+        lean.len(),
+        4,
+        "three progress notifications, then the reply: {lean:?}"
+    );
+    let (lean_reply, worker_reply) = (&lean[3], &worker[worker.len() - 1]);
+    assert_eq!(lean_reply["result"], worker_reply["result"]);
+    assert!(
+        lean_reply["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("counted to 3")),
+        "{lean_reply}"
+    );
     Ok(())
 }
 

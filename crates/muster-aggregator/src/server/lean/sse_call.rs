@@ -1,21 +1,24 @@
 //! The lean path of a legacy SSE session (`POST /message`): a plain `tools/call` of a
-//! meta-tool, without a progress token, in a session whose handshake is over and whose client
-//! cannot be asked anything (no sampling, elicitation or roots), is run as the lean path runs
-//! it on `/mcp` — the same call, budgets, envelope, metrics and spans — and its reply is the
-//! JSON-RPC message for the session's stream, instead of a trip through the session's rmcp
-//! worker. Everything else goes to the worker as before. `notifications/cancelled` naming
-//! such a call cancels it (and still reaches the worker, which ignores the id).
+//! meta-tool in a session whose handshake is over and whose client cannot be asked anything
+//! (no sampling, elicitation or roots) is run as the lean path runs it on `/mcp` — the same
+//! call, budgets, envelope, metrics, spans and progress — and what it answers (progress
+//! notifications, then the reply) joins the session's stream as JSON-RPC messages, instead
+//! of a trip through the session's rmcp worker. Everything else goes to the worker as
+//! before. `notifications/cancelled` naming such a call cancels it (and still reaches the
+//! worker, which ignores the id).
 
-use axum::body::Bytes;
+use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
+use futures::StreamExt as _;
 use muster_core::tool::SessionNotifier;
 use serde_json::value::RawValue;
+use tokio::sync::mpsc;
 
 use super::{CallParams, CancelledParams, Envelope, Identity, LeanCall, LeanState, is_request_id};
 use crate::meta_tools;
 
-/// The largest reply collected for the stream; a meta-tool's answer is bounded far below.
-const MAX_REPLY_BYTES: usize = 64 * 1024 * 1024;
+/// The largest message collected for the stream; a meta-tool's answer is bounded far below.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A message posted to a legacy SSE session, as the lean path sees it.
 #[allow(
@@ -60,9 +63,7 @@ impl SseMessage {
 pub(in crate::server) struct SseCall(LeanCall);
 
 impl SseCall {
-    /// The call of a `tools/call` envelope, when the lean path answers it: a meta-tool
-    /// without a progress token (progress goes to the stream between the call's start and
-    /// its reply: rmcp's job).
+    /// The call of a `tools/call` envelope, when the lean path answers it: a meta-tool.
     fn from_envelope(
         envelope: &Envelope<'_>,
         parts: &Parts,
@@ -70,16 +71,14 @@ impl SseCall {
     ) -> Option<Self> {
         let id = envelope.id.filter(|id| is_request_id(id))?;
         let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
-        if !meta_tools::is_meta_tool(&params.name)
-            || params.meta.is_some_and(|m| m.progress_token.is_some())
-        {
+        if !meta_tools::is_meta_tool(&params.name) {
             return None;
         }
         Some(Self(LeanCall {
             id: id.to_owned(),
             name: params.name.into_owned(),
             arguments: params.arguments,
-            progress_token: None,
+            progress_token: params.meta.and_then(|meta| meta.progress_token),
             notifier: notifier.clone(),
             identity: Identity::of(&parts.extensions),
             request_meta: super::trace_context_of(&parts.headers),
@@ -87,15 +86,52 @@ impl SseCall {
     }
 
     /// Runs the call as one of session `session` (its `SessionId`, as the rmcp path names
-    /// it); the JSON-RPC message answering it, `None` if it cannot be read back.
-    pub(in crate::server) async fn reply(self, state: &LeanState, session: &str) -> Option<String> {
+    /// it) and sends the JSON-RPC messages answering it to `stream`, in order: the progress
+    /// it reports, then its reply. `Err` when the answer could not be read back; a stream
+    /// that closed ends the call (dropping its answer cancels it).
+    pub(in crate::server) async fn deliver(
+        self,
+        state: &LeanState,
+        session: &str,
+        stream: &mpsc::Sender<String>,
+    ) -> Result<(), Unreadable> {
         let response = self.0.run(state, Some(session)).await;
-        let body: Bytes = axum::body::to_bytes(response.into_body(), MAX_REPLY_BYTES)
-            .await
-            .ok()?;
-        String::from_utf8(body.into()).ok()
+        let events = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
+        let mut body = response.into_body().into_data_stream();
+        let mut pending: Vec<u8> = Vec::new();
+        while let Some(chunk) = body.next().await {
+            pending.extend_from_slice(&chunk.map_err(|_| Unreadable)?);
+            if pending.len() > MAX_MESSAGE_BYTES {
+                return Err(Unreadable);
+            }
+            if !events {
+                continue;
+            }
+            // One `data:` line per event: the lean path writes each message on one line.
+            while let Some(end) = pending.windows(2).position(|pair| pair == b"\n\n") {
+                let event: Vec<u8> = pending.drain(..end + 2).collect();
+                let event = std::str::from_utf8(&event).map_err(|_| Unreadable)?;
+                for data in event.lines().filter_map(|line| line.strip_prefix("data: ")) {
+                    if stream.send(data.to_owned()).await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if !events {
+            let message = String::from_utf8(pending).map_err(|_| Unreadable)?;
+            let _ = stream.send(message).await;
+        }
+        Ok(())
     }
 }
+
+/// A lean call's answer that could not be read back as JSON-RPC messages.
+#[derive(Debug)]
+pub(in crate::server) struct Unreadable;
 
 /// Cancels the lean call `request` of session `session`, if one is running.
 pub(in crate::server) fn cancel(state: &LeanState, session: &str, request: &str) {
@@ -123,18 +159,17 @@ mod tests {
     }
 
     #[test]
-    fn only_plain_meta_tool_calls_without_progress_take_the_lean_path() {
+    fn only_plain_meta_tool_calls_take_the_lean_path() {
         let lean = [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"x_a_b"}}}"#,
             r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"list_tools"}}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_tools","_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"list_tools","_meta":{"progressToken":"t"}}}"#,
         ];
         for body in lean {
             assert!(parse(body).is_some(), "{body}");
         }
         let worker = [
-            // Progress between the start and the reply is rmcp's to stream.
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_tools","_meta":{"progressToken":"t"}}}"#,
             // Not a meta-tool, another method, a notification, a batch, not JSON-RPC 2.0.
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x_a_b"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
