@@ -10,14 +10,13 @@
 //! Every accepted socket gets `TCP_NODELAY`: without it, small responses wait for the
 //! peer's delayed ACK, about 40 ms each.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
-
-use std::convert::Infallible;
 
 use axum::body::Body;
 use axum::response::Response;

@@ -23,6 +23,9 @@ use super::lean::LeanState;
 use super::sessions::Store;
 use super::{Aggregator, MCP_PATH, jsonrpc_errors, observe, sse, trace};
 
+/// The paths of the MCP endpoints: streamable HTTP, and the legacy SSE stream and messages.
+const MCP_PATHS: [&str; 3] = [MCP_PATH, "/sse", "/message"];
+
 /// The router of `aggregator`.
 pub(super) fn router(aggregator: &Aggregator) -> Router {
     routes(aggregator, mcp_stack(aggregator))
@@ -106,10 +109,10 @@ fn mcp_stack(aggregator: &Aggregator) -> impl McpStack {
 fn routes(aggregator: &Aggregator, guarded: impl McpStack) -> Router {
     let mut router = Router::new()
         .route("/health", get(health))
-        .merge(observe::routes(aggregator))
-        .route_service(MCP_PATH, guarded.clone())
-        .route_service("/sse", guarded.clone())
-        .route_service("/message", guarded);
+        .merge(observe::routes(aggregator));
+    for path in MCP_PATHS {
+        router = router.route_service(path, guarded.clone());
+    }
     if let Some(auth) = &aggregator.inner.auth {
         router = router.merge(auth.routes());
     }
@@ -139,7 +142,7 @@ impl<S: McpStack> Service<Request> for FrontDoor<S> {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        if matches!(request.uri().path(), MCP_PATH | "/sse" | "/message") {
+        if MCP_PATHS.contains(&request.uri().path()) {
             Either::Left(self.mcp.call(request))
         } else {
             Either::Right(self.router.call(request))
