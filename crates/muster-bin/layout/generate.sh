@@ -17,7 +17,7 @@
 # those only the meta-tools, the workflow and the shutdown ran. A muster that proxies calls
 # then maps the first parts alone instead of pages where its functions sit among the
 # others. Native runs of the same calls add to the first part what ran there only, counted
-# with uprobes (native_functions.py). Needs root (for the uprobes), valgrind
+# with uprobes (native_functions.py). Needs root (for the uprobes), taskset, valgrind
 # (callgrind_control), nm, readelf and python3 besides the harness binaries
 # (tests/benches/muster_bench.sh); the SSE run needs the Python MCP SDK of the test
 # dependencies (PYTHON names another interpreter) and is left out without it; the SSE
@@ -158,9 +158,15 @@ grep -oE '^c?fn=\([0-9]+\) .+$' "$work/callgrind.out.1" | sed -E "s/^c?fn=\([0-9
 # serialized run never takes (a task still running when its handle is dropped, a lock found
 # taken), run there only. The first runs tell which code pages a native muster maps; the
 # next count, with a uprobe at each function on those pages that callgrind did not see,
-# which of them ran. They join the first part.
+# which of them ran. They join the first part. `native_run one-cpu` runs muster on one CPU,
+# where it uses tokio's current-thread scheduler instead of worker threads: every other run
+# is such a run, so the functions of both schedulers are counted.
 native_run() {
-    "$muster" serve --config-path "$work/config" >"$work/native.log" 2>&1 &
+    local launch=()
+    if [ "${1:-}" = one-cpu ]; then
+        launch=(taskset --cpu-list "$(grep Cpus_allowed_list /proc/self/status | awk '{ print $2 }' | cut -d, -f1 | cut -d- -f1)")
+    fi
+    "${launch[@]}" "$muster" serve --config-path "$work/config" >"$work/native.log" 2>&1 &
     native_pid=$!
     pids+=("$native_pid")
     wait_ready
@@ -173,8 +179,8 @@ stop_native() {
 }
 # Which of those paths run differs from one run to the next: candidates and calls are each
 # gathered over two runs.
-for round in 1 2; do
-    native_run
+for round in one-cpu every-cpu; do
+    native_run "$round"
     python3 "$layout/native_functions.py" candidates "$muster" "$native_pid" "$work/callgrind-part1.txt" \
         >>"$work/candidates-all.txt"
     stop_native
@@ -182,7 +188,7 @@ done
 sort -u "$work/candidates-all.txt" >"$work/candidates.txt"
 python3 "$layout/native_functions.py" add "$muster" "$work/candidates.txt"
 # The probes count on until they are collected.
-native_run
+native_run one-cpu
 stop_native
 native_run
 python3 "$layout/native_functions.py" collect "$muster" >"$work/native.txt"
