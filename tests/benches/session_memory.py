@@ -44,7 +44,7 @@ LIST_TOOLS = os.environ.get("LIST_TOOLS", "0") == "1"
 STREAMS = os.environ.get("STREAMS", "0") == "1"
 # The clients declare the sampling capability.
 ASKS = os.environ.get("ASKS", "0") == "1"
-# Seconds to wait after the deletions before the settled reading.
+# Most seconds to wait after the deletions for RSS to settle.
 SETTLE = float(os.environ.get("SETTLE", "90"))
 # Seconds without a fall in RSS that count as settled.
 QUIET = float(os.environ.get("QUIET", "10"))
