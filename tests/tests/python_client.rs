@@ -8,7 +8,7 @@
 use std::process::Command;
 
 use muster_tests::{ConfigDir, Envelope, META_TOOLS, MusterConfig, deps, fixture};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn muster_with_everything() -> ConfigDir {
     MusterConfig::new()
@@ -87,4 +87,12 @@ fn python_sdk_legacy_sse_client() {
     let report = py_client(&sse_url, "sse");
     assert_meta_tools_and_echo(&report);
     assert_eq!(report["concurrent_ok"], true, "{report}");
+    // A call with a progress token: every step's progress before the result.
+    assert_eq!(report["progress"], json!([1.0, 2.0, 3.0]), "{report}");
+    assert!(
+        report["long_running"]
+            .as_str()
+            .is_some_and(|text| text.starts_with("Long running operation completed")),
+        "{report}"
+    );
 }
