@@ -164,7 +164,8 @@ grep -oE '^c?fn=\([0-9]+\) .+$' "$work/callgrind.out.1" | sed -E "s/^c?fn=\([0-9
 native_run() {
     local launch=()
     if [ "${1:-}" = one-cpu ]; then
-        launch=(taskset --cpu-list "$(grep Cpus_allowed_list /proc/self/status | awk '{ print $2 }' | cut -d, -f1 | cut -d- -f1)")
+        # The first CPU this script may use.
+        launch=(taskset --cpu-list "$(awk '/^Cpus_allowed_list/ { split($2, cpus, /[,-]/); print cpus[1] }' /proc/self/status)")
     fi
     "${launch[@]}" "$muster" serve --config-path "$work/config" >"$work/native.log" 2>&1 &
     native_pid=$!

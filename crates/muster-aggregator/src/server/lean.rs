@@ -390,11 +390,28 @@ struct LeanCall {
     request_meta: Option<JsonObject>,
 }
 
+/// What a lean call answers with.
+enum LeanAnswer {
+    /// One JSON reply: the call finished without reporting progress.
+    Reply(Response),
+    /// JSON-RPC messages as they come: the progress notifications, then the result.
+    Messages(mpsc::Receiver<String>),
+}
+
 impl LeanCall {
     /// Runs the call in `session` (`None`: a stateless request): a JSON reply when it
     /// finishes without reporting progress, else an SSE stream carrying the progress
     /// notifications and then the result.
     async fn run(self, state: &LeanState, session: Option<&str>) -> Response {
+        match self.answer(state, session).await {
+            LeanAnswer::Reply(reply) => reply,
+            LeanAnswer::Messages(messages) => sse_response(messages),
+        }
+    }
+
+    /// Runs the call in `session` (`None`: a stateless request), as [`run`](Self::run)
+    /// does, and answers with the messages themselves instead of their HTTP framing.
+    async fn answer(self, state: &LeanState, session: Option<&str>) -> LeanAnswer {
         let Self {
             id,
             name,
@@ -453,7 +470,7 @@ impl LeanCall {
         // A cancelled call answers as cancelled even when the tool returns at once.
         let first = tokio::select! {
             biased;
-            () = cancellation.cancelled() => return cancelled(&id),
+            () = cancellation.cancelled() => return LeanAnswer::Reply(cancelled(&id)),
             Some(update) = next_update(&mut progress) => update,
             result = &mut call => {
                 cancel_on_drop.disarm();
@@ -461,25 +478,25 @@ impl LeanCall {
                 let queued: Vec<ProgressUpdate> =
                     std::iter::from_fn(|| progress.as_mut()?.try_recv().ok()).collect();
                 return match &progress_token {
-                    Some(token) if !queued.is_empty() => {
-                        finished_after_progress(&id, &name, token, queued, result)
-                    }
-                    _ => finished(&id, &name, result, stateless),
+                    Some(token) if !queued.is_empty() => LeanAnswer::Messages(
+                        finished_after_progress(&id, &name, token, queued, result),
+                    ),
+                    _ => LeanAnswer::Reply(finished(&id, &name, result, stateless)),
                 };
             }
         };
         // The tool reports progress: stream it, then the result.
         let (Some(token), Some(mut progress)) = (progress_token, progress) else {
-            return cancelled(&id);
+            return LeanAnswer::Reply(cancelled(&id));
         };
-        let (events, body) = mpsc::channel::<Bytes>(16);
+        let (events, messages) = mpsc::channel::<String>(16);
         let unsampled = crate::observe::in_unsampled_call();
         let stream = async move {
             let _registration = registration;
             let cancel_on_drop = cancel_on_drop;
-            let send = |event: String| {
+            let send = |message: String| {
                 let events = events.clone();
-                async move { events.send(sse_event(&event)).await.is_ok() }
+                async move { events.send(message).await.is_ok() }
             };
             if !send(progress_message(&token, first)).await {
                 return;
@@ -512,7 +529,7 @@ impl LeanCall {
         } else {
             tokio::spawn(stream);
         }
-        sse_response(body)
+        LeanAnswer::Messages(messages)
     }
 }
 
@@ -526,7 +543,7 @@ async fn next_update(
     }
 }
 
-/// An SSE reply of a call that finished with progress still to deliver: the progress
+/// The messages of a call that finished with progress still to deliver: the progress
 /// notifications, then the result.
 fn finished_after_progress(
     id: &RawValue,
@@ -534,13 +551,13 @@ fn finished_after_progress(
     token: &ProgressToken,
     updates: Vec<ProgressUpdate>,
     result: Option<Answer>,
-) -> Response {
-    let (events, body) = mpsc::channel::<Bytes>(updates.len() + 1);
+) -> mpsc::Receiver<String> {
+    let (messages, queued) = mpsc::channel::<String>(updates.len() + 1);
     for update in updates {
-        let _ = events.try_send(sse_event(&progress_message(token, update)));
+        let _ = messages.try_send(progress_message(token, update));
     }
-    let _ = events.try_send(sse_event(&result_message(id, name, result, false)));
-    sse_response(body)
+    let _ = messages.try_send(result_message(id, name, result, false));
+    queued
 }
 
 fn finished(id: &RawValue, name: &str, result: Option<Answer>, stateless: bool) -> Response {
@@ -657,8 +674,10 @@ fn sse_event(data: &str) -> Bytes {
     Bytes::from(format!("data: {data}\n\n"))
 }
 
-fn sse_response(events: mpsc::Receiver<Bytes>) -> Response {
-    let stream = tokio_stream::wrappers::ReceiverStream::new(events).map(Ok::<_, Infallible>);
+/// An SSE response carrying `messages`, one event each.
+fn sse_response(messages: mpsc::Receiver<String>) -> Response {
+    let stream = tokio_stream::wrappers::ReceiverStream::new(messages)
+        .map(|message| Ok::<_, Infallible>(sse_event(&message)));
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();
     headers.insert(

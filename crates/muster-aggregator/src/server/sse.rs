@@ -259,7 +259,8 @@ pub(super) async fn message(State(state): State<SseState>, request: Request) -> 
 
 /// Runs `call` of `session` (named `call_session` in the call's context) on a task of its
 /// own, in the span of the `POST` that brought it, and puts what it answers (progress, then
-/// its reply) on the session's stream; the call is cancelled if the session ends first. `slot` is held until then.
+/// its reply) on the session's stream; the call is cancelled if the session ends first.
+/// `slot` is held until then.
 fn run_lean(
     state: LeanState,
     session: SseSession,

@@ -7,17 +7,17 @@
 //! before. `notifications/cancelled` naming such a call cancels it (and still reaches the
 //! worker, which ignores the id).
 
-use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
-use futures::StreamExt as _;
 use muster_core::tool::SessionNotifier;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use super::{CallParams, CancelledParams, Envelope, Identity, LeanCall, LeanState, is_request_id};
+use super::{
+    CallParams, CancelledParams, Envelope, Identity, LeanAnswer, LeanCall, LeanState, is_request_id,
+};
 use crate::meta_tools;
 
-/// The largest message collected for the stream; a meta-tool's answer is bounded far below.
+/// The largest reply collected for the stream; a meta-tool's answer is bounded far below.
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A message posted to a legacy SSE session, as the lean path sees it.
@@ -87,49 +87,35 @@ impl SseCall {
 
     /// Runs the call as one of session `session` (its `SessionId`, as the rmcp path names
     /// it) and sends the JSON-RPC messages answering it to `stream`, in order: the progress
-    /// it reports, then its reply. `Err` when the answer could not be read back; a stream
-    /// that closed ends the call (dropping its answer cancels it).
+    /// it reports, then its reply. `Err` when a reply could not be read back; a stream that
+    /// closed ends the call (dropping its messages cancels it).
     pub(in crate::server) async fn deliver(
         self,
         state: &LeanState,
         session: &str,
         stream: &mpsc::Sender<String>,
     ) -> Result<(), Unreadable> {
-        let response = self.0.run(state, Some(session)).await;
-        let events = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
-        let mut body = response.into_body().into_data_stream();
-        let mut pending: Vec<u8> = Vec::new();
-        while let Some(chunk) = body.next().await {
-            pending.extend_from_slice(&chunk.map_err(|_| Unreadable)?);
-            if pending.len() > MAX_MESSAGE_BYTES {
-                return Err(Unreadable);
+        match self.0.answer(state, Some(session)).await {
+            LeanAnswer::Reply(reply) => {
+                let body = axum::body::to_bytes(reply.into_body(), MAX_MESSAGE_BYTES)
+                    .await
+                    .map_err(|_| Unreadable)?;
+                let message = String::from_utf8(body.into()).map_err(|_| Unreadable)?;
+                let _ = stream.send(message).await;
             }
-            if !events {
-                continue;
-            }
-            // One `data:` line per event: the lean path writes each message on one line.
-            while let Some(end) = pending.windows(2).position(|pair| pair == b"\n\n") {
-                let event: Vec<u8> = pending.drain(..end + 2).collect();
-                let event = std::str::from_utf8(&event).map_err(|_| Unreadable)?;
-                for data in event.lines().filter_map(|line| line.strip_prefix("data: ")) {
-                    if stream.send(data.to_owned()).await.is_err() {
-                        return Ok(());
+            LeanAnswer::Messages(mut messages) => {
+                while let Some(message) = messages.recv().await {
+                    if stream.send(message).await.is_err() {
+                        break;
                     }
                 }
             }
-        }
-        if !events {
-            let message = String::from_utf8(pending).map_err(|_| Unreadable)?;
-            let _ = stream.send(message).await;
         }
         Ok(())
     }
 }
 
-/// A lean call's answer that could not be read back as JSON-RPC messages.
+/// A lean call's reply that could not be read back as a JSON-RPC message.
 #[derive(Debug)]
 pub(in crate::server) struct Unreadable;
 
