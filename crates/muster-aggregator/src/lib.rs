@@ -62,3 +62,5 @@ pub mod server;
 pub mod services;
 #[cfg(feature = "http-client")]
 pub mod tls;
+#[cfg(any(feature = "server", feature = "http-client"))]
+mod wake_gate;

@@ -61,6 +61,44 @@ pub fn is_meta_tool(name: &str) -> bool {
     META_TOOL_NAMES.contains(&name)
 }
 
+/// The arguments of a meta-tool call, as a front door read them.
+#[derive(Debug)]
+pub(crate) enum Arguments {
+    /// The arguments object as sent (absent: none).
+    Object(Option<JsonObject>),
+    /// `call_tool`'s, read straight from their JSON without a map of them.
+    CallTool(call_tool::ReadArguments),
+}
+
+impl Arguments {
+    /// The arguments of the meta-tool `name` in `json`, the text of a JSON value (absent:
+    /// none); `None` when that value is not an object. `call_tool`'s are read without a
+    /// map when its `name` is a string and its `arguments` an object or `null`, each given
+    /// once; anything else is parsed as the object, whose errors `call_tool` words.
+    pub(crate) fn read(name: &str, json: Option<&str>) -> Option<Self> {
+        let Some(json) = json else {
+            return Some(Self::Object(None));
+        };
+        if name == "call_tool"
+            && json.trim_start().starts_with('{')
+            && let Ok(read) = serde_json::from_str(json)
+        {
+            return Some(Self::CallTool(read));
+        }
+        serde_json::from_str(json)
+            .ok()
+            .map(|o| Self::Object(Some(o)))
+    }
+
+    /// The arguments as an object (absent: none).
+    fn into_object(self) -> Option<JsonObject> {
+        match self {
+            Self::Object(object) => object,
+            Self::CallTool(read) => Some(read.into_object()),
+        }
+    }
+}
+
 /// A meta-tool's answer, for a front door that writes the JSON-RPC reply itself.
 #[derive(Debug, Clone)]
 pub(crate) enum Answer {
@@ -112,7 +150,7 @@ impl MetaTools {
         context: CallContext,
     ) -> Option<CallToolResult> {
         if name == "call_tool" {
-            return Some(self.call_tool(arguments, context).await);
+            return Some(self.call_tool(Arguments::Object(arguments), context).await);
         }
         // Boxed: the other meta-tools' states would otherwise add to every `call_tool`
         // future, which is moved whole into each layer that awaits it.
@@ -120,14 +158,10 @@ impl MetaTools {
     }
 
     /// `call_tool`, observed like every meta-tool, without the dispatch of the others.
-    async fn call_tool(
-        &self,
-        arguments: Option<JsonObject>,
-        context: CallContext,
-    ) -> CallToolResult {
+    async fn call_tool(&self, arguments: Arguments, context: CallContext) -> CallToolResult {
         let observer = self.observer_of(CALL_TOOL_INDEX, context.request_meta.as_ref());
         let started = observer.start();
-        let result = call_tool::run(self.service.clone(), arguments.unwrap_or_default(), context)
+        let result = call_tool::run(self.service.clone(), arguments, context)
             .instrument(observer.span.clone())
             .await;
         observer.record(Some(&result), started, |r| r.is_error == Some(true));
@@ -157,12 +191,13 @@ impl MetaTools {
     pub(crate) async fn answer(
         &self,
         name: &str,
-        arguments: Option<JsonObject>,
+        arguments: Arguments,
         context: CallContext,
     ) -> Option<Answer> {
         if name == "call_tool" {
             return Some(Answer::Result(self.call_tool(arguments, context).await));
         }
+        let arguments = arguments.into_object();
         if name != "list_tools" {
             return Box::pin(self.call_observed(name, arguments, context))
                 .await

@@ -41,6 +41,7 @@ use super::lean_http::{LeanClient, Reply};
 use super::session_tap::{SessionHeaders, SessionSlot};
 use super::sse_reply::SseReader;
 use super::sse_routes::{CallRoutes, Route};
+use crate::wake_gate::WakeGated;
 
 /// The 2026-07-28 standard headers of a request.
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
@@ -382,7 +383,7 @@ impl LeanHop {
         };
         let outcome = tokio::select! {
             biased;
-            () = call.context.cancellation.cancelled() => {
+            () = WakeGated::new(call.context.cancellation.cancelled()) => {
                 // Boxed: a rare path whose state would otherwise add to every call's future.
                 Box::pin(guard.cancel_now()).await;
                 return Outcome::Done(Err(ToolError::Cancelled));

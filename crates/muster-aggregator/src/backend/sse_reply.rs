@@ -2,7 +2,7 @@
 //! size. Only what a streamable-HTTP reply uses: `data` lines (joined with `\n`), events
 //! ended by a blank line, comments and other fields skipped, `\n`, `\r\n` or `\r` line ends.
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 /// Whether a `Content-Type` value names an SSE stream (`text/event-stream`, in any case,
 /// with or without parameters).
@@ -26,9 +26,58 @@ pub(crate) struct SseReader {
     buffer: BytesMut,
     /// Where the search for the next line end resumes.
     scanned: usize,
-    data: Vec<u8>,
-    has_data: bool,
+    data: Data,
     limit: usize,
+}
+
+/// The data of the event being read.
+#[derive(Debug, Default)]
+enum Data {
+    /// No `data` line yet.
+    #[default]
+    None,
+    /// One `data` line's value (most events have one): a view of the bytes read, not a copy.
+    Line(Bytes),
+    /// The values of several `data` lines, joined with `\n`.
+    Joined(Vec<u8>),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::Line(line) => line.len(),
+            Self::Joined(joined) => joined.len(),
+        }
+    }
+
+    /// Adds the value of one more `data` line.
+    fn add(&mut self, value: Bytes) {
+        *self = match std::mem::take(self) {
+            Self::None => Self::Line(value),
+            Self::Line(first) => {
+                let mut joined = Vec::with_capacity(first.len() + 1 + value.len());
+                joined.extend_from_slice(&first);
+                joined.push(b'\n');
+                joined.extend_from_slice(&value);
+                Self::Joined(joined)
+            }
+            Self::Joined(mut joined) => {
+                joined.push(b'\n');
+                joined.extend_from_slice(&value);
+                Self::Joined(joined)
+            }
+        };
+    }
+
+    /// The event's data, `None` when it had no `data` line.
+    fn take(&mut self) -> Option<Bytes> {
+        match std::mem::take(self) {
+            Self::None => None,
+            Self::Line(line) => Some(line),
+            Self::Joined(joined) => Some(Bytes::from(joined)),
+        }
+    }
 }
 
 impl SseReader {
@@ -37,8 +86,7 @@ impl SseReader {
         Self {
             buffer: BytesMut::new(),
             scanned: 0,
-            data: Vec::new(),
-            has_data: false,
+            data: Data::None,
             limit,
         }
     }
@@ -49,11 +97,9 @@ impl SseReader {
     }
 
     /// The data of the next complete event with data, if the bytes so far hold one.
-    pub(crate) fn next_event(&mut self) -> Result<Option<Vec<u8>>, EventTooLarge> {
-        while let Some(line_end) = self.buffer[self.scanned..]
-            .iter()
-            .position(|b| *b == b'\n' || *b == b'\r')
-            .map(|i| i + self.scanned)
+    pub(crate) fn next_event(&mut self) -> Result<Option<Bytes>, EventTooLarge> {
+        while let Some(line_end) =
+            memchr::memchr2(b'\n', b'\r', &self.buffer[self.scanned..]).map(|i| i + self.scanned)
         {
             // A `\r` at the end of the buffer may be the first half of `\r\n`.
             let terminator = if self.buffer[line_end] == b'\r' {
@@ -72,18 +118,14 @@ impl SseReader {
             self.buffer.advance(terminator);
             self.scanned = 0;
             if line.is_empty() {
-                if self.has_data {
-                    self.has_data = false;
-                    return Ok(Some(std::mem::take(&mut self.data)));
+                if let Some(data) = self.data.take() {
+                    return Ok(Some(data));
                 }
                 continue;
             }
             if let Some(value) = field_value(&line, b"data") {
-                if self.has_data {
-                    self.data.push(b'\n');
-                }
-                self.data.extend_from_slice(value);
-                self.has_data = true;
+                let start = line.len() - value.len();
+                self.data.add(line.freeze().slice(start..));
                 if self.data.len() > self.limit {
                     return Err(EventTooLarge { limit: self.limit });
                 }
@@ -133,7 +175,7 @@ mod tests {
         for chunk in chunks {
             reader.push(chunk);
             while let Some(data) = reader.next_event()? {
-                out.push(String::from_utf8(data).unwrap());
+                out.push(String::from_utf8(data.to_vec()).unwrap());
             }
         }
         Ok(out)
@@ -148,11 +190,12 @@ mod tests {
                 b"\n\r\ndata: x\rdata:y\r\r",
                 b"data: last\n",
                 b"\n",
+                b"data: a\ndata:\ndata: c\n\n",
             ],
             1024,
         )
         .unwrap();
-        assert_eq!(got, ["", "{\"a\":1}", "x\ny", "last"]);
+        assert_eq!(got, ["", "{\"a\":1}", "x\ny", "last", "a\n\nc"]);
     }
 
     #[test]
@@ -160,5 +203,11 @@ mod tests {
         assert!(events(&[b"data: 0123456789\n\n"], 8).is_err());
         assert!(events(&[b"data: 0123", b"456789abcdef"], 8).is_err());
         assert_eq!(events(&[b"data: 01234567\n\n"], 8).unwrap(), ["01234567"]);
+        // Joined lines count with the line ends between them.
+        assert!(events(&[b"data: 0123\ndata: 4567\n\n"], 8).is_err());
+        assert_eq!(
+            events(&[b"data: 012\ndata: 456\n\n"], 8).unwrap(),
+            ["012\n456"]
+        );
     }
 }

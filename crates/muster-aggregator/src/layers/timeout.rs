@@ -13,12 +13,12 @@ mod layer;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use muster_core::tool::{ProgressSink, ToolCall, ToolError};
 use rmcp::model::CallToolResult;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 pub use error::{Budget, Elapsed};
@@ -71,11 +71,15 @@ where
     fn call(&mut self, mut call: ToolCall) -> Self::Future {
         let idle = self.idle;
         let total = self.total.max(idle);
-        let progressed = Arc::new(Notify::new());
+        let started = Instant::now();
+        // Progress only notes when it came; the call's timer looks when it fires, so
+        // progress wakes no task of its own.
+        let last_progress = Arc::new(AtomicU64::new(0));
         let caller = call.context.progress.take();
-        let tick = progressed.clone();
+        let noted = last_progress.clone();
         call.context.progress = Some(ProgressSink::new(move |update| {
-            tick.notify_one();
+            let after = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            noted.fetch_max(after, Ordering::Release);
             if let Some(caller) = &caller {
                 caller.report(update);
             }
@@ -83,21 +87,22 @@ where
         let response = self.inner.call(call);
         Box::pin(async move {
             // One timer for both budgets: it fires at whichever ends first (the idle one
-            // when both end together).
-            let started = Instant::now();
+            // when both end together), and again later when progress came meanwhile.
             let hard = started + total;
-            let mut quiet_until = started + idle;
-            let deadline = tokio::time::sleep_until(quiet_until.min(hard));
+            let deadline = tokio::time::sleep_until((started + idle).min(hard));
             tokio::pin!(response, deadline);
             loop {
                 tokio::select! {
                     biased;
                     result = &mut response => return result,
-                    () = progressed.notified() => {
-                        quiet_until = Instant::now() + idle;
-                        deadline.as_mut().reset(quiet_until.min(hard));
-                    }
                     () = &mut deadline => {
+                        let last = Duration::from_nanos(last_progress.load(Ordering::Acquire));
+                        let quiet_until = started + last + idle;
+                        let next = quiet_until.min(hard);
+                        if next > deadline.deadline() {
+                            deadline.as_mut().reset(next);
+                            continue;
+                        }
                         return Err(if quiet_until <= hard {
                             Elapsed::new(Budget::Idle, idle)
                         } else {

@@ -9,12 +9,12 @@
 use muster_core::tool::{CallContext, ToolCall, ToolService};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
 
-use super::reply;
 use super::schema::{self, Arg};
+use super::{Arguments, reply};
 
 /// The definition in `tools/list`.
 pub(super) fn definition() -> Tool {
@@ -32,21 +32,65 @@ pub(super) fn definition() -> Tool {
     )
 }
 
+/// `call_tool`'s arguments read from their JSON text: the tool's name and its arguments.
+/// Other keys are ignored, as in an arguments object.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ReadArguments {
+    /// The tool to call.
+    #[serde(default)]
+    name: Option<String>,
+    /// The tool's arguments (`null`: none).
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+}
+
+impl ReadArguments {
+    /// The arguments as the object they were read from.
+    pub(super) fn into_object(self) -> JsonObject {
+        let mut object = JsonObject::new();
+        if let Some(name) = self.name {
+            object.insert("name".into(), Value::String(name));
+        }
+        if let Some(arguments) = self.arguments {
+            object.insert("arguments".into(), Value::Object(arguments));
+        }
+        object
+    }
+}
+
+/// The tool's name and its arguments in `args`, or the error result `call_tool` answers
+/// with.
+fn target(args: Arguments) -> Result<(String, Option<JsonObject>), CallToolResult> {
+    match args {
+        Arguments::CallTool(ReadArguments { name, arguments }) => match name {
+            Some(name) if !name.is_empty() => Ok((name, arguments)),
+            _ => Err(reply::error("name argument is required")),
+        },
+        Arguments::Object(args) => {
+            let mut args = args.unwrap_or_default();
+            let name = match args.remove("name") {
+                Some(Value::String(name)) if !name.is_empty() => name,
+                _ => return Err(reply::error("name argument is required")),
+            };
+            match args.remove("arguments") {
+                None | Some(Value::Null) => Ok((name, None)),
+                Some(Value::Object(arguments)) => Ok((name, Some(arguments))),
+                Some(_) => Err(reply::error("arguments must be a JSON object")),
+            }
+        }
+    }
+}
+
 /// Calls the tool `args.name` with `args.arguments` through `service`.
 pub(super) async fn run(
     service: ToolService,
-    mut args: JsonObject,
+    args: Arguments,
     context: CallContext,
 ) -> CallToolResult {
-    if !has_name(&args) {
-        return reply::error("name argument is required");
-    }
-    let arguments = match args.remove("arguments") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(arguments)) => Some(arguments),
-        Some(_) => return reply::error("arguments must be a JSON object"),
+    let (name, arguments) = match target(args) {
+        Ok(call) => call,
+        Err(error) => return error,
     };
-    let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
     let call = ToolCall::new(name, arguments).with_context(context);
     let inner = match service.oneshot(call).await {
         Ok(result) => result,
@@ -55,13 +99,6 @@ pub(super) async fn run(
         ))]),
     };
     wrap(&inner)
-}
-
-/// Whether `args` names a tool.
-fn has_name(args: &JsonObject) -> bool {
-    args.get("name")
-        .and_then(Value::as_str)
-        .is_some_and(|n| !n.is_empty())
 }
 
 /// The outer result carrying `inner`'s envelope.

@@ -313,14 +313,22 @@ async fn list_tools_answers_encoded_once_and_the_same_as_its_result() {
     let mut result = call(&meta, "list_tools", Value::Null).await;
     result.result_type = None;
     let Some(Answer::Encoded(first)) = meta
-        .answer("list_tools", None, CallContext::anonymous())
+        .answer(
+            "list_tools",
+            Arguments::Object(None),
+            CallContext::anonymous(),
+        )
         .await
     else {
         panic!("list_tools answered unencoded");
     };
     assert_eq!(&*first, serde_json::to_string(&result).unwrap());
     let Some(Answer::Encoded(second)) = meta
-        .answer("list_tools", None, CallContext::anonymous())
+        .answer(
+            "list_tools",
+            Arguments::Object(None),
+            CallContext::anonymous(),
+        )
         .await
     else {
         panic!("list_tools answered unencoded");
@@ -328,7 +336,11 @@ async fn list_tools_answers_encoded_once_and_the_same_as_its_result() {
     // The same snapshot shares one encoding.
     assert!(Arc::ptr_eq(&first, &second));
     let other = meta
-        .answer("list_core_tools", None, CallContext::anonymous())
+        .answer(
+            "list_core_tools",
+            Arguments::Object(None),
+            CallContext::anonymous(),
+        )
         .await;
     assert!(matches!(other, Some(Answer::Result(r)) if ok(&r)));
 }
@@ -632,6 +644,76 @@ async fn call_tool_wraps_every_outcome_in_the_envelope() {
         let result = call(&meta, "call_tool", input).await;
         assert_eq!((result.is_error, text(&result)), (Some(true), expected));
     }
+}
+
+/// `call_tool`'s arguments read from their JSON text answer as the same arguments parsed
+/// into an object, errors included; only a string `name` and an object or `null` as
+/// `arguments`, each given once, are read without the object.
+#[tokio::test]
+async fn call_tool_arguments_read_from_json_answer_as_the_object() {
+    let meta = meta_tools();
+    // (JSON text of the arguments, read without the object)
+    let table = [
+        (r#"{"name":"x_misc_echo","arguments":{"a":1}}"#, true),
+        (r#"{"arguments":{"a":1},"name":"x_misc_echo"}"#, true),
+        (r#" {"name":"x_misc_echo","arguments":null}"#, true),
+        (r#"{"name":"x_misc_echo","other":[1,{"b":2}]}"#, true),
+        (r#"{"name":"x_misc_fail"}"#, true),
+        (r#"{"name":"x_misc_structured"}"#, true),
+        (r#"{"name":"nope"}"#, true),
+        (r#"{}"#, true),
+        (r#"{"name":""}"#, true),
+        (r#"{"name":null}"#, true),
+        (r#"{"name":1}"#, false),
+        (r#"{"name":"x_misc_echo","arguments":[1]}"#, false),
+        (r#"{"name":"x_misc_echo","arguments":"a=1"}"#, false),
+        (r#"{"name":"x_misc_echo","name":"x_misc_fail"}"#, false),
+    ];
+    for (json, read) in table {
+        let arguments = Arguments::read("call_tool", Some(json)).expect("an object");
+        assert_eq!(matches!(arguments, Arguments::CallTool(_)), read, "{json}");
+        let Some(Answer::Result(answer)) = meta
+            .answer("call_tool", arguments, CallContext::anonymous())
+            .await
+        else {
+            panic!("a result for {json}");
+        };
+        let object: Value = serde_json::from_str(json).expect("JSON");
+        let expected = call(&meta, "call_tool", object).await;
+        assert_eq!(answer, expected, "{json}");
+    }
+    // Not an object: the lean path leaves it to rmcp.
+    for json in ["[\"x_misc_echo\", {}]", "1", "\"x\""] {
+        assert!(Arguments::read("call_tool", Some(json)).is_none(), "{json}");
+        assert!(
+            Arguments::read("list_tools", Some(json)).is_none(),
+            "{json}"
+        );
+    }
+    // Other meta-tools' arguments stay an object.
+    let read = Arguments::read("filter_tools", Some(r#"{"pattern":"x_*"}"#));
+    assert!(matches!(read, Some(Arguments::Object(Some(_)))));
+    assert!(matches!(
+        Arguments::read("call_tool", None),
+        Some(Arguments::Object(None))
+    ));
+    // Read arguments handed to another meta-tool are the object they were read from.
+    let read = Arguments::read(
+        "call_tool",
+        Some(r#"{"name":"x_misc_echo","arguments":{}}"#),
+    );
+    let Some(Answer::Result(described)) = meta
+        .answer(
+            "describe_tool",
+            read.expect("read"),
+            CallContext::anonymous(),
+        )
+        .await
+    else {
+        panic!("a result");
+    };
+    let expected = call(&meta, "describe_tool", json!({"name": "x_misc_echo"})).await;
+    assert_eq!(described, expected);
 }
 
 #[tokio::test]

@@ -33,6 +33,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::{Service, ServiceExt};
 
+use crate::wake_gate::WakeGated;
+
 /// Default of [`ConnectionLimits::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// Default of [`ConnectionLimits::header_read_timeout`].
@@ -188,6 +190,8 @@ async fn serve_connection<S>(
     let connection = builder.serve_connection(io, service).with_upgrades();
     tokio::pin!(connection);
     let mut shutting_down = false;
+    let closed = WakeGated::new(closing.cancelled());
+    tokio::pin!(closed);
     loop {
         let check = activity.next_check(&limits);
         tokio::select! {
@@ -197,7 +201,7 @@ async fn serve_connection<S>(
                 }
                 return;
             }
-            () = closing.cancelled(), if !shutting_down => {
+            () = &mut closed, if !shutting_down => {
                 shutting_down = true;
                 connection.as_mut().graceful_shutdown();
             }

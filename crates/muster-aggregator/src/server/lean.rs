@@ -48,7 +48,8 @@ use self::stateless::{PROTOCOL_VERSION_HEADER, StatelessCallParams};
 use super::room::SessionMap;
 use super::sessions::{SESSION_HEADER, SessionTable};
 use super::{Aggregator, MCP_PATH};
-use crate::meta_tools::{self, Answer};
+use crate::meta_tools::{self, Answer, Arguments};
+use crate::wake_gate::WakeGated;
 
 mod fixed;
 mod handshake;
@@ -155,8 +156,8 @@ struct Envelope<'a> {
 struct CallParams<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
-    #[serde(default)]
-    arguments: Option<JsonObject>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", default)]
     meta: Option<CallMeta>,
 }
@@ -333,10 +334,11 @@ async fn answer(
             if !meta_tools::is_meta_tool(&params.name) {
                 return None;
             }
+            let arguments = Arguments::read(&params.name, params.arguments.map(RawValue::get))?;
             let call = LeanCall {
                 id: id.to_owned(),
                 name: params.name.into_owned(),
-                arguments: params.arguments,
+                arguments,
                 progress_token: params.meta.and_then(|m| m.progress_token),
                 notifier,
                 identity,
@@ -351,10 +353,11 @@ async fn answer(
             if !meta_tools::is_meta_tool(&params.name) || !params.agrees_with(headers) {
                 return None;
             }
+            let arguments = Arguments::read(&params.name, params.arguments.map(RawValue::get))?;
             let call = LeanCall {
                 id: id.to_owned(),
                 name: params.name.into_owned(),
-                arguments: params.arguments,
+                arguments,
                 progress_token: None,
                 // A stateless request has no stream after its reply: what the call would
                 // notify later has nowhere to go, as on rmcp's stateless path.
@@ -383,7 +386,7 @@ fn trace_context_of(headers: &HeaderMap) -> Option<JsonObject> {
 struct LeanCall {
     id: Box<RawValue>,
     name: String,
-    arguments: Option<JsonObject>,
+    arguments: Arguments,
     progress_token: Option<ProgressToken>,
     notifier: SessionNotifier,
     identity: Identity,
@@ -470,7 +473,7 @@ impl LeanCall {
         // A cancelled call answers as cancelled even when the tool returns at once.
         let first = tokio::select! {
             biased;
-            () = cancellation.cancelled() => return LeanAnswer::Reply(cancelled(&id)),
+            () = WakeGated::new(cancellation.cancelled()) => return LeanAnswer::Reply(cancelled(&id)),
             Some(update) = next_update(&mut progress) => update,
             result = &mut call => {
                 cancel_on_drop.disarm();

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::{
     CallParams, CancelledParams, Envelope, Identity, LeanAnswer, LeanCall, LeanState, is_request_id,
 };
-use crate::meta_tools;
+use crate::meta_tools::{self, Arguments};
 
 /// The largest reply collected for the stream; a meta-tool's answer is bounded far below.
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -74,10 +74,11 @@ impl SseCall {
         if !meta_tools::is_meta_tool(&params.name) {
             return None;
         }
+        let arguments = Arguments::read(&params.name, params.arguments.map(RawValue::get))?;
         Some(Self(LeanCall {
             id: id.to_owned(),
             name: params.name.into_owned(),
-            arguments: params.arguments,
+            arguments,
             progress_token: params.meta.and_then(|meta| meta.progress_token),
             notifier: notifier.clone(),
             identity: Identity::of(&parts.extensions),

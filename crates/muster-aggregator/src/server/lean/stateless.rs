@@ -30,8 +30,8 @@ const PARAM_HEADER_PREFIX: &str = "mcp-param-";
 pub(super) struct StatelessCallParams<'a> {
     #[serde(borrow)]
     pub(super) name: Cow<'a, str>,
-    #[serde(default)]
-    pub(super) arguments: Option<JsonObject>,
+    #[serde(default, borrow)]
+    pub(super) arguments: Option<&'a RawValue>,
     #[serde(rename = "_meta", borrow)]
     meta: StatelessMeta<'a>,
 }
