@@ -28,6 +28,7 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 pub use crate::naming::META_TOOL_NAMES;
 pub use call_tool::envelope;
+pub(crate) use call_tool::{Outcome as CallToolOutcome, wrap as enveloped};
 
 use self::index::IndexCache;
 use crate::metrics::{AggregatorMetrics, CallMeter};
@@ -104,6 +105,8 @@ impl Arguments {
 pub(crate) enum Answer {
     /// A result to encode.
     Result(CallToolResult),
+    /// The result of the tool `call_tool` called: the answer is `call_tool`'s envelope of it.
+    Envelope(CallToolResult),
     /// A successful result encoded as JSON already (without `resultType`), shared by
     /// every call on the same catalog snapshot.
     Encoded(Arc<str>),
@@ -150,7 +153,11 @@ impl MetaTools {
         context: CallContext,
     ) -> Option<CallToolResult> {
         if name == "call_tool" {
-            return Some(self.call_tool(Arguments::Object(arguments), context).await);
+            return Some(
+                self.call_tool(Arguments::Object(arguments), context)
+                    .await
+                    .into_answer(),
+            );
         }
         // Boxed: the other meta-tools' states would otherwise add to every `call_tool`
         // future, which is moved whole into each layer that awaits it.
@@ -158,14 +165,14 @@ impl MetaTools {
     }
 
     /// `call_tool`, observed like every meta-tool, without the dispatch of the others.
-    async fn call_tool(&self, arguments: Arguments, context: CallContext) -> CallToolResult {
+    async fn call_tool(&self, arguments: Arguments, context: CallContext) -> CallToolOutcome {
         let observer = self.observer_of(CALL_TOOL_INDEX, context.request_meta.as_ref());
         let started = observer.start();
-        let result = call_tool::run(self.service.clone(), arguments, context)
+        let outcome = call_tool::run(self.service.clone(), arguments, context)
             .instrument(observer.span.clone())
             .await;
-        observer.record(Some(&result), started, |r| r.is_error == Some(true));
-        result
+        observer.record(Some(&outcome), started, CallToolOutcome::is_error);
+        outcome
     }
 
     /// [`call`](Self::call) of a meta-tool other than `call_tool`.
@@ -195,7 +202,10 @@ impl MetaTools {
         context: CallContext,
     ) -> Option<Answer> {
         if name == "call_tool" {
-            return Some(Answer::Result(self.call_tool(arguments, context).await));
+            return Some(match self.call_tool(arguments, context).await {
+                CallToolOutcome::Called(inner) => Answer::Envelope(inner),
+                CallToolOutcome::Refused(error) => Answer::Result(error),
+            });
         }
         let arguments = arguments.into_object();
         if name != "list_tools" {

@@ -81,28 +81,50 @@ fn target(args: Arguments) -> Result<(String, Option<JsonObject>), CallToolResul
     }
 }
 
+/// What `call_tool` answers with.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// The called tool's result, which the answer carries in its envelope ([`wrap`]).
+    Called(CallToolResult),
+    /// `call_tool`'s own error (its arguments), answered as it is.
+    Refused(CallToolResult),
+}
+
+impl Outcome {
+    /// The answer itself.
+    pub(crate) fn into_answer(self) -> CallToolResult {
+        match self {
+            Self::Called(inner) => wrap(&inner),
+            Self::Refused(error) => error,
+        }
+    }
+
+    /// Whether the answer is an error.
+    pub(crate) fn is_error(&self) -> bool {
+        match self {
+            Self::Called(inner) => inner.is_error == Some(true),
+            Self::Refused(error) => error.is_error == Some(true),
+        }
+    }
+}
+
 /// Calls the tool `args.name` with `args.arguments` through `service`.
-pub(super) async fn run(
-    service: ToolService,
-    args: Arguments,
-    context: CallContext,
-) -> CallToolResult {
+pub(super) async fn run(service: ToolService, args: Arguments, context: CallContext) -> Outcome {
     let (name, arguments) = match target(args) {
         Ok(call) => call,
-        Err(error) => return error,
+        Err(error) => return Outcome::Refused(error),
     };
     let call = ToolCall::new(name, arguments).with_context(context);
-    let inner = match service.oneshot(call).await {
+    Outcome::Called(match service.oneshot(call).await {
         Ok(result) => result,
         Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(
             "Tool execution failed: {e}"
         ))]),
-    };
-    wrap(&inner)
+    })
 }
 
 /// The outer result carrying `inner`'s envelope.
-fn wrap(inner: &CallToolResult) -> CallToolResult {
+pub(crate) fn wrap(inner: &CallToolResult) -> CallToolResult {
     let text = envelope_text(inner);
     let mut outer = if inner.is_error.unwrap_or(false) {
         CallToolResult::error(vec![ContentBlock::text(text)])

@@ -672,11 +672,13 @@ async fn call_tool_arguments_read_from_json_answer_as_the_object() {
     for (json, read) in table {
         let arguments = Arguments::read("call_tool", Some(json)).expect("an object");
         assert_eq!(matches!(arguments, Arguments::CallTool(_)), read, "{json}");
-        let Some(Answer::Result(answer)) = meta
+        let answer = match meta
             .answer("call_tool", arguments, CallContext::anonymous())
             .await
-        else {
-            panic!("a result for {json}");
+        {
+            Some(Answer::Envelope(inner)) => enveloped(&inner),
+            Some(Answer::Result(error)) => error,
+            other => panic!("{other:?} for {json}"),
         };
         let object: Value = serde_json::from_str(json).expect("JSON");
         let expected = call(&meta, "call_tool", object).await;

@@ -614,6 +614,22 @@ fn result_message(id: &RawValue, name: &str, answer: Option<Answer>, stateless: 
                 &format!("tool '{name}' not found: tool not found"),
             );
         }
+        // `call_tool`'s envelope of text blocks (most results) is written by hand, with the
+        // bytes of its result.
+        Some(Answer::Envelope(inner)) if text_result::is_text_only(&inner) => {
+            let mut body = message_head(id, text_result::envelope_length_hint(&inner));
+            text_result::write_envelope(&inner, stateless, &mut body);
+            body.push('}');
+            return body;
+        }
+        Some(Answer::Envelope(inner)) => {
+            return result_message(
+                id,
+                name,
+                Some(Answer::Result(meta_tools::enveloped(&inner))),
+                stateless,
+            );
+        }
         // Text blocks alone (most results) are written by hand, with the same bytes.
         Some(Answer::Result(result)) if text_result::is_text_only(&result) => {
             let mut body = message_head(id, text_result::length_hint(&result));

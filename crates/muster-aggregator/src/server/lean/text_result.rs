@@ -56,13 +56,84 @@ pub(super) fn length_hint(result: &CallToolResult) -> usize {
     texts + 64
 }
 
+/// Writes the result answering a `call_tool` whose tool answered `inner`, which
+/// [`is_text_only`]: one text block carrying `inner`'s envelope, as `serde_json` writes the
+/// result `call_tool` wraps `inner` in, without writing the envelope first and escaping it.
+pub(super) fn write_envelope(inner: &CallToolResult, stateless: bool, out: &mut String) {
+    out.push_str(if stateless {
+        r#"{"resultType":"complete","content":[{"type":"text","text":"#
+    } else {
+        r#"{"content":[{"type":"text","text":"#
+    });
+    // The envelope `{"isError":…,"content":[{"text":…,"type":"text"},…]}` as a JSON string.
+    let failed = inner.is_error == Some(true);
+    out.push_str(if failed {
+        r#""{\"isError\":true,\"content\":["#
+    } else {
+        r#""{\"isError\":false,\"content\":["#
+    });
+    for (i, block) in inner.content.iter().enumerate() {
+        let ContentBlock::Text(text) = block else {
+            continue;
+        };
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r#"{\"text\":"#);
+        push_twice_escaped(out, &text.text);
+        out.push_str(r#",\"type\":\"text\"}"#);
+    }
+    out.push_str(r#"]}""#);
+    out.push_str(if failed {
+        r#"}],"isError":true}"#
+    } else {
+        r#"}],"isError":false}"#
+    });
+}
+
+/// About how many bytes [`write_envelope`] writes for `inner` (text not escaped).
+pub(super) fn envelope_length_hint(inner: &CallToolResult) -> usize {
+    length_hint(inner) + 64
+}
+
 /// `text` as a JSON string, escaped by `serde_json`.
 fn push_json_string(out: &mut String, text: &str) {
-    match serde_json::to_string(text) {
-        Ok(json) => out.push_str(&json),
-        // Encoding a `str` cannot fail.
-        Err(_) => out.push_str("\"\""),
+    out.push('"');
+    push_escaped(out, text);
+    out.push('"');
+}
+
+/// `text` as a JSON string, written as the contents of another JSON string: what
+/// `serde_json` writes for the JSON text of `text` inside a string.
+fn push_twice_escaped(out: &mut String, text: &str) {
+    if !needs_escaping(text) {
+        out.push_str("\\\"");
+        out.push_str(text);
+        out.push_str("\\\"");
+        return;
     }
+    let mut once = String::with_capacity(text.len() + 8);
+    push_json_string(&mut once, text);
+    push_escaped(out, &once);
+}
+
+/// The contents of `text` as a JSON string (without the quotes), escaped as `serde_json`
+/// escapes them.
+fn push_escaped(out: &mut String, text: &str) {
+    if !needs_escaping(text) {
+        out.push_str(text);
+        return;
+    }
+    // Encoding a `str` cannot fail.
+    if let Ok(json) = serde_json::to_string(text) {
+        out.push_str(&json[1..json.len() - 1]);
+    }
+}
+
+/// Whether `serde_json` escapes anything in `text`: a quote, a backslash or a control
+/// character.
+fn needs_escaping(text: &str) -> bool {
+    text.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20)
 }
 
 #[cfg(test)]
@@ -103,6 +174,42 @@ mod tests {
                     written(result, stateless).as_deref(),
                     Some(by_serde(result, stateless).as_str())
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn call_tool_envelopes_are_written_as_serde_writes_the_wrapped_result() {
+        let texts = [
+            "x",
+            "",
+            "a \"quoted\" é line\n\t\u{1}\\ end",
+            "{\"json\": [1, \"two\"]}",
+            "back\\slash",
+            "\u{7f}\u{1f} \u{2028}",
+        ];
+        let mut results: Vec<CallToolResult> = texts
+            .iter()
+            .map(|t| CallToolResult::success(vec![ContentBlock::text(*t)]))
+            .collect();
+        results.push(CallToolResult::error(vec![ContentBlock::text(
+            "it \"failed\"",
+        )]));
+        results.push(CallToolResult::success(vec![
+            ContentBlock::text("a"),
+            ContentBlock::text("b\n"),
+        ]));
+        results.push(CallToolResult::success(Vec::new()));
+        let mut none = CallToolResult::success(vec![ContentBlock::text("x")]);
+        none.is_error = None;
+        results.push(none);
+        for inner in &results {
+            assert!(is_text_only(inner));
+            for stateless in [false, true] {
+                let mut out = String::new();
+                write_envelope(inner, stateless, &mut out);
+                let outer = crate::meta_tools::enveloped(inner);
+                assert_eq!(out, by_serde(&outer, stateless), "{inner:?}");
             }
         }
     }
