@@ -54,6 +54,8 @@ mod lifecycle;
 #[cfg(feature = "stdio")]
 mod line_limit;
 mod options;
+#[cfg(feature = "http-client")]
+mod post_headers;
 mod probe;
 pub(crate) mod progress;
 #[cfg(feature = "stdio")]

@@ -21,13 +21,14 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::Uri;
 use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
-use http::{HeaderMap, Uri};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 pub(crate) use self::wire::Head;
 use self::wire::Wire;
+use super::post_headers::PostHeaders;
 
 mod wire;
 
@@ -256,7 +257,7 @@ impl Http1Pool {
     /// The connection's or the exchange's error, as one line.
     pub(crate) async fn post(
         self: &Arc<Self>,
-        headers: &HeaderMap,
+        headers: &PostHeaders,
         body: Bytes,
     ) -> Result<InUse, String> {
         let head = self.request_head(headers, body.len());
@@ -288,13 +289,13 @@ impl Http1Pool {
 
     /// The head of a request with `headers` and a body of `length` bytes (`Host`,
     /// `Content-Length` and `Transfer-Encoding` are the pool's to write).
-    fn request_head(&self, headers: &HeaderMap, length: usize) -> Vec<u8> {
-        let mut head = Vec::with_capacity(self.head_start.len() + 64 + 64 * headers.len());
+    fn request_head(&self, headers: &PostHeaders, length: usize) -> Vec<u8> {
+        let mut head = Vec::with_capacity(self.head_start.len() + 64 + 64 * headers.len_hint());
         head.extend_from_slice(&self.head_start);
         head.extend_from_slice(b"content-length: ");
         head.extend_from_slice(itoa::Buffer::new().format(length).as_bytes());
         head.extend_from_slice(b"\r\n");
-        for (name, value) in headers {
+        for (name, value) in headers.iter() {
             if name == HOST || name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
                 continue;
             }
@@ -450,7 +451,7 @@ pub(crate) mod tests {
 
     /// POSTs an empty body and reads the reply to its end, driving the connection.
     async fn post_and_read(pool: &Arc<Http1Pool>) -> Result<Bytes, String> {
-        let mut connection = pool.post(&HeaderMap::new(), Bytes::new()).await?;
+        let mut connection = pool.post(&PostHeaders::default(), Bytes::new()).await?;
         let mut read = Vec::new();
         while let Some(piece) = connection.chunk().await {
             read.extend_from_slice(&piece?);
@@ -592,7 +593,10 @@ pub(crate) mod tests {
         let (uri, accepted) = counting_server(false).await;
         let pool = pool_of(&uri);
         for _ in 0..3 {
-            let connection = pool.post(&HeaderMap::new(), Bytes::new()).await.unwrap();
+            let connection = pool
+                .post(&PostHeaders::default(), Bytes::new())
+                .await
+                .unwrap();
             drop(connection);
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
@@ -649,7 +653,10 @@ pub(crate) mod tests {
     /// POSTs, reads the first piece of the reply and hands the connection back with the
     /// rest unread (`budget` bytes, `time` to end).
     async fn post_and_leave(pool: &Arc<Http1Pool>, budget: usize, time: Duration) {
-        let mut connection = pool.post(&HeaderMap::new(), Bytes::new()).await.unwrap();
+        let mut connection = pool
+            .post(&PostHeaders::default(), Bytes::new())
+            .await
+            .unwrap();
         let first = connection.chunk().await.unwrap().unwrap();
         assert_eq!(first, Bytes::from_static(b"first"));
         connection.release_unread(budget, time);
@@ -726,7 +733,11 @@ pub(crate) mod tests {
         drop(listener);
         let uri: Uri = format!("http://localhost:{port}/mcp").parse().unwrap();
         let pool = pool_of(&uri);
-        assert!(pool.post(&HeaderMap::new(), Bytes::new()).await.is_err());
+        assert!(
+            pool.post(&PostHeaders::default(), Bytes::new())
+                .await
+                .is_err()
+        );
         assert!(pool.addresses.lock().await.is_none());
     }
 
@@ -738,7 +749,7 @@ pub(crate) mod tests {
         let uri: Uri = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
         let pool = Arc::new(Http1Pool::new(&uri, Duration::from_secs(1)).unwrap());
         let error = pool
-            .post(&HeaderMap::new(), Bytes::new())
+            .post(&PostHeaders::default(), Bytes::new())
             .await
             .unwrap_err();
         assert!(error.to_lowercase().contains("refused"), "{error}");

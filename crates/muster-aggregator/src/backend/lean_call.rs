@@ -38,6 +38,7 @@ use tokio::sync::Notify;
 use super::bearer::BearerSource;
 use super::cancel_guard::CancelGuard;
 use super::lean_http::{LeanClient, Reply};
+use super::post_headers::PostHeaders;
 use super::session_tap::{SessionHeaders, SessionSlot};
 use super::sse_reply::SseReader;
 use super::sse_routes::{CallRoutes, Route};
@@ -348,7 +349,7 @@ impl LeanHop {
                 return Outcome::Done(Err(ToolError::failed(format!("encoding the call: {e}"))));
             }
         };
-        let mut headers = (*session.headers).clone();
+        let mut headers = PostHeaders::new(session.headers.clone());
         if self.stamp.is_some() {
             headers.insert(METHOD_HEADER, HeaderValue::from_static("tools/call"));
             // `session_for` let only plain header values through.
@@ -360,7 +361,9 @@ impl LeanHop {
             && let Some(token) = source.token().await
         {
             authorize(&mut headers, &token);
-            headers.extend(source.companion_headers());
+            for (name, value) in source.companion_headers() {
+                headers.append(name, value);
+            }
         }
         let id_json = ["\"", id.as_str(), "\""].concat();
         // The reply may come on the event stream before the POST is answered.
@@ -406,7 +409,7 @@ impl Exchange<'_> {
 
     /// Posts the call and reads its reply: from the POST's response, or, with a `route`,
     /// from the event stream.
-    async fn run(&self, headers: HeaderMap, body: Bytes, route: Option<Route>) -> Outcome {
+    async fn run(&self, headers: PostHeaders, body: Bytes, route: Option<Route>) -> Outcome {
         let response = match self.hop.client.post(headers, body).await {
             Ok(response) => response,
             Err(e) => {
@@ -594,7 +597,7 @@ impl Exchange<'_> {
             Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
             Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error}),
         };
-        let mut headers = (*self.session.headers).clone();
+        let mut headers = PostHeaders::new(self.session.headers.clone());
         let client = self.hop.client.clone();
         let bearer = self.hop.bearer.clone();
         tokio::spawn(async move {
@@ -602,7 +605,9 @@ impl Exchange<'_> {
                 && let Some(token) = source.token().await
             {
                 authorize(&mut headers, &token);
-                headers.extend(source.companion_headers());
+                for (name, value) in source.companion_headers() {
+                    headers.append(name, value);
+                }
             }
             let body = Bytes::from(body.to_string());
             match client.post(headers, body).await {
@@ -653,7 +658,7 @@ impl Exchange<'_> {
 
 /// Sets the `Authorization` of a request to the bearer `token` (marked sensitive, so it is
 /// never logged).
-fn authorize(headers: &mut HeaderMap, token: &SecretString) {
+fn authorize(headers: &mut PostHeaders, token: &SecretString) {
     if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", token.expose_secret())) {
         value.set_sensitive(true);
         headers.insert(http::header::AUTHORIZATION, value);

@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::FutureExt;
-use http::{HeaderMap, StatusCode};
+use http::StatusCode;
 
 use super::failure::with_causes;
 use super::http1_pool::{Http1Pool, InUse};
+use super::post_headers::PostHeaders;
 use super::sse_reply::is_event_stream;
 
 /// Environment variables through which reqwest sends plain-HTTP requests to a proxy.
@@ -79,7 +80,7 @@ impl LeanClient {
     /// # Errors
     ///
     /// The transport's error and its causes, as one line.
-    pub(crate) async fn post(&self, headers: HeaderMap, body: Bytes) -> Result<Reply, String> {
+    pub(crate) async fn post(&self, headers: PostHeaders, body: Bytes) -> Result<Reply, String> {
         match self {
             Self::Plain(pool) => {
                 let connection = pool.post(&headers, body).await?;
@@ -94,7 +95,7 @@ impl LeanClient {
             Self::Reqwest { client, url } => {
                 let response = client
                     .post(url.clone())
-                    .headers(headers)
+                    .headers(headers.into_map())
                     .body(body)
                     .send()
                     .await
@@ -212,7 +213,10 @@ mod tests {
         let pool = Http1Pool::new(&uri, Duration::from_secs(2)).unwrap();
         let client = LeanClient::Plain(Arc::new(pool));
         for _ in 0..20 {
-            let mut reply = client.post(HeaderMap::new(), Bytes::new()).await.unwrap();
+            let mut reply = client
+                .post(PostHeaders::default(), Bytes::new())
+                .await
+                .unwrap();
             assert_eq!(&reply.chunk().await.unwrap().unwrap()[..], b"first");
             reply.drain(1024);
             tokio::time::sleep(Duration::from_millis(10)).await;
