@@ -99,12 +99,10 @@ impl Outcome {
         }
     }
 
-    /// Whether the answer is an error.
+    /// Whether the answer is an error (an enveloped result is one when the tool's is).
     pub(crate) fn is_error(&self) -> bool {
-        match self {
-            Self::Called(inner) => inner.is_error == Some(true),
-            Self::Refused(error) => error.is_error == Some(true),
-        }
+        let (Self::Called(result) | Self::Refused(result)) = self;
+        result.is_error == Some(true)
     }
 }
 

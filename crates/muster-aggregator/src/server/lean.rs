@@ -394,11 +394,63 @@ struct LeanCall {
 }
 
 /// What a lean call answers with.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per call and taken apart at once; boxing would allocate per call"
+)]
 enum LeanAnswer {
-    /// One JSON reply: the call finished without reporting progress.
-    Reply(Response),
+    /// One reply: the call finished without reporting progress, or was cancelled.
+    Reply(Reply),
     /// JSON-RPC messages as they come: the progress notifications, then the result.
     Messages(mpsc::Receiver<String>),
+}
+
+/// The one reply of a lean call, before its transport frames it.
+struct Reply {
+    id: Box<RawValue>,
+    end: End,
+}
+
+/// How a lean call with one reply ended.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "held once per call until its reply is written; boxing would allocate per call"
+)]
+enum End {
+    /// With the answer of the meta-tool `name` (`None`: no such meta-tool).
+    Finished {
+        name: String,
+        answer: Option<Answer>,
+        stateless: bool,
+    },
+    /// Cancelled by the client or by muster's shutdown.
+    Cancelled,
+}
+
+impl Reply {
+    /// The reply as the response to the `POST` that made the call.
+    fn into_response(self) -> Response {
+        match self.end {
+            End::Finished {
+                name,
+                answer,
+                stateless,
+            } => finished(&self.id, &name, answer, stateless),
+            End::Cancelled => json_response(StatusCode::OK, cancelled_message(&self.id)),
+        }
+    }
+
+    /// The reply as one JSON-RPC message, for a stream of messages.
+    fn into_message(self) -> String {
+        match self.end {
+            End::Finished {
+                name,
+                answer,
+                stateless,
+            } => result_message(&self.id, &name, answer, stateless),
+            End::Cancelled => cancelled_message(&self.id),
+        }
+    }
 }
 
 impl LeanCall {
@@ -407,7 +459,7 @@ impl LeanCall {
     /// notifications and then the result.
     async fn run(self, state: &LeanState, session: Option<&str>) -> Response {
         match self.answer(state, session).await {
-            LeanAnswer::Reply(reply) => reply,
+            LeanAnswer::Reply(reply) => reply.into_response(),
             LeanAnswer::Messages(messages) => sse_response(messages),
         }
     }
@@ -473,7 +525,9 @@ impl LeanCall {
         // A cancelled call answers as cancelled even when the tool returns at once.
         let first = tokio::select! {
             biased;
-            () = WakeGated::new(cancellation.cancelled()) => return LeanAnswer::Reply(cancelled(&id)),
+            () = WakeGated::new(cancellation.cancelled()) => {
+                return LeanAnswer::Reply(Reply { id, end: End::Cancelled });
+            }
             Some(update) = next_update(&mut progress) => update,
             result = &mut call => {
                 cancel_on_drop.disarm();
@@ -484,13 +538,19 @@ impl LeanCall {
                     Some(token) if !queued.is_empty() => LeanAnswer::Messages(
                         finished_after_progress(&id, &name, token, queued, result),
                     ),
-                    _ => LeanAnswer::Reply(finished(&id, &name, result, stateless)),
+                    _ => LeanAnswer::Reply(Reply {
+                        id,
+                        end: End::Finished { name, answer: result, stateless },
+                    }),
                 };
             }
         };
         // The tool reports progress: stream it, then the result.
         let (Some(token), Some(mut progress)) = (progress_token, progress) else {
-            return LeanAnswer::Reply(cancelled(&id));
+            return LeanAnswer::Reply(Reply {
+                id,
+                end: End::Cancelled,
+            });
         };
         let (events, messages) = mpsc::channel::<String>(16);
         let unsampled = crate::observe::in_unsampled_call();
@@ -507,7 +567,7 @@ impl LeanCall {
             let last = loop {
                 tokio::select! {
                     biased;
-                    () = cancellation.cancelled() => break error_message(&id, INTERNAL_ERROR, "request cancelled"),
+                    () = cancellation.cancelled() => break cancelled_message(&id),
                     result = &mut call => break result_message(&id, &name, result, false),
                     () = events.closed() => return,
                     Some(update) = progress.recv() => {
@@ -593,11 +653,9 @@ fn encoded_opening(json: &str, stateless: bool) -> (&'static str, usize) {
     }
 }
 
-fn cancelled(id: &RawValue) -> Response {
-    json_response(
-        StatusCode::OK,
-        error_message(id, INTERNAL_ERROR, "request cancelled"),
-    )
+/// The error message answering the call `id` that was cancelled.
+fn cancelled_message(id: &RawValue) -> String {
+    error_message(id, INTERNAL_ERROR, "request cancelled")
 }
 
 /// The JSON-RPC message answering `id` with `answer` (`None`: tool `name` is unknown),

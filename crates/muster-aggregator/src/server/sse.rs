@@ -270,12 +270,9 @@ fn run_lean(
 ) {
     let task = async move {
         let _slot = slot;
-        let delivered = tokio::select! {
-            delivered = call.deliver(&state, &call_session, &session.lean_replies) => delivered,
-            () = session.ended.cancelled() => return,
-        };
-        if delivered.is_err() {
-            tracing::warn!("a lean call's answer could not be read back");
+        tokio::select! {
+            () = call.deliver(&state, &call_session, &session.lean_replies) => {}
+            () = session.ended.cancelled() => {}
         }
     };
     tokio::spawn(task.instrument(tracing::Span::current()));

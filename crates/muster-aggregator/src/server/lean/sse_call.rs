@@ -17,9 +17,6 @@ use super::{
 };
 use crate::meta_tools::{self, Arguments};
 
-/// The largest reply collected for the stream; a meta-tool's answer is bounded far below.
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-
 /// A message posted to a legacy SSE session, as the lean path sees it.
 #[allow(
     clippy::large_enum_variant,
@@ -88,21 +85,17 @@ impl SseCall {
 
     /// Runs the call as one of session `session` (its `SessionId`, as the rmcp path names
     /// it) and sends the JSON-RPC messages answering it to `stream`, in order: the progress
-    /// it reports, then its reply. `Err` when a reply could not be read back; a stream that
-    /// closed ends the call (dropping its messages cancels it).
+    /// it reports, then its reply. A stream that closed ends the call (dropping its
+    /// messages cancels it).
     pub(in crate::server) async fn deliver(
         self,
         state: &LeanState,
         session: &str,
         stream: &mpsc::Sender<String>,
-    ) -> Result<(), Unreadable> {
+    ) {
         match self.0.answer(state, Some(session)).await {
             LeanAnswer::Reply(reply) => {
-                let body = axum::body::to_bytes(reply.into_body(), MAX_MESSAGE_BYTES)
-                    .await
-                    .map_err(|_| Unreadable)?;
-                let message = String::from_utf8(body.into()).map_err(|_| Unreadable)?;
-                let _ = stream.send(message).await;
+                let _ = stream.send(reply.into_message()).await;
             }
             LeanAnswer::Messages(mut messages) => {
                 while let Some(message) = messages.recv().await {
@@ -112,13 +105,8 @@ impl SseCall {
                 }
             }
         }
-        Ok(())
     }
 }
-
-/// A lean call's reply that could not be read back as a JSON-RPC message.
-#[derive(Debug)]
-pub(in crate::server) struct Unreadable;
 
 /// Cancels the lean call `request` of session `session`, if one is running.
 pub(in crate::server) fn cancel(state: &LeanState, session: &str, request: &str) {
