@@ -50,6 +50,14 @@ Systems (rows; SYSTEMS picks some, comma list; a row's baseline is added when mi
                            own legacy SSE front door (GET /sse, POST /message?sessionId=...):
                            a legacy SSE client in front, bench-backend behind. Baseline
                            `direct`; its pair is muster-http (the client transport differs).
+  relay                    `tcp-relay` (tests/src/bin/tcp-relay.rs) -> bench-backend: each
+                           connection's bytes relayed to the backend and back, unread, on
+                           tokio's current-thread runtime (muster's on one CPU). mcp-load
+                           calls `echo` through it. The floor of any proxy in muster's place:
+                           the same two loopback sockets and wake-ups per call, no parsing.
+                           Baseline `direct`; its pair is muster-http.
+  relay-sse                `tcp-relay` -> the sse-bench server, called by `sse-bench load`
+                           through it. Baseline `direct-sse`; its pair is muster-sse-rust.
 
 Method (that of ../shared/perf/bench.py, see its README): mcp-load (for direct-sse, `sse-bench
 load`) runs pinned with taskset on the first CPU, the system under test and its backend on the
@@ -77,8 +85,9 @@ CALL_TIMEOUT (30), JSON_OUT (write every number there as JSON), KEEP_LOGS (1: ke
 folder even when everything went well), PERF_CACHE (~/.cache/muster-perf: mcp-load,
 bench-backend and the peers; MCP_LOAD / BENCH_BACKEND name the binaries directly),
 SSE_BENCH (target/release/sse-bench, the server and load generator of direct-sse and
-muster-sse-rust; `cargo build --release -p muster-tests --bin sse-bench`; without it those two
-rows are skipped), MUSTER_TEST_DEPS (~/.cache/muster-test-deps) and PYTHON
+muster-sse-rust; `cargo build --release -p muster-tests --bin sse-bench`; without it the rows
+that need it are skipped), TCP_RELAY (target/release/tcp-relay, the relay rows; `cargo build
+--release -p muster-tests --bin tcp-relay`; without it those rows are skipped), MUSTER_TEST_DEPS (~/.cache/muster-test-deps) and PYTHON
 ($MUSTER_TEST_DEPS/venv/bin/python, with the `mcp` package). Each process's stdout + stderr
 goes to a file in a temporary log folder (muster's as `<system>-muster.log`); the folder is
 removed at the end unless a row failed, had failed calls or KEEP_LOGS=1, in which case its
@@ -107,6 +116,8 @@ PYTHON = os.environ.get("PYTHON", f"{TEST_DEPS}/venv/bin/python")
 MUSTER = os.path.abspath(os.environ.get("MUSTER_BIN", "target/release/muster"))
 SSE_BENCH = os.path.abspath(os.environ.get("SSE_BENCH", "target/release/sse-bench"))
 SSE_BENCH_BUILD = "cargo build --release -p muster-tests --bin sse-bench"
+TCP_RELAY = os.path.abspath(os.environ.get("TCP_RELAY", "target/release/tcp-relay"))
+TCP_RELAY_BUILD = "cargo build --release -p muster-tests --bin tcp-relay"
 PY_PROXY = os.path.join(PERF_CACHE, "venv-mcp-proxy", "bin", "mcp-proxy")
 NPM_PROXY = os.path.join(PERF_CACHE, "npm", "node_modules", ".bin", "mcp-proxy")
 
@@ -166,6 +177,10 @@ SYSTEMS = {
     "muster-sse-client": ("direct", "http", "muster-sse-client",
                           "sse-bench load -> muster's legacy SSE front door (/sse) -> "
                           "bench-backend (streamable HTTP)"),
+    "relay": ("direct", "http", "relay",
+              "mcp-load -> tcp-relay -> bench-backend (bytes relayed unread)"),
+    "relay-sse": ("direct-sse", "sse-bench", "relay-sse",
+                  "sse-bench load -> tcp-relay -> sse-bench serve (bytes relayed unread)"),
 }
 
 # Pairs differing in one thing: (row, compared with, what differs).
@@ -177,6 +192,8 @@ PAIRS = [
     ("muster-sse-rust", "direct-sse", "legacy SSE server: through muster vs called directly"),
     ("muster-stateless-client", "muster-http", f"client: {STATELESS_VERSION} stateless vs session"),
     ("muster-sse-client", "muster-http", "client: legacy SSE vs streamable HTTP"),
+    ("muster-http", "relay", "streamable HTTP backend: muster vs the floor (a TCP relay)"),
+    ("muster-sse-rust", "relay-sse", "legacy SSE backend: muster vs the floor (a TCP relay)"),
 ]
 
 # ----------------------------------------------------------------- /proc
@@ -399,6 +416,8 @@ def front_argv(front, port, backend_port, workdir):
     if front == "mcp-proxy-py":
         return [PY_PROXY, "--host", "127.0.0.1", "--port", str(port), "--log-level", "WARNING",
                 "--", BENCH_BACKEND, "--stdio"]
+    if front in ("relay", "relay-sse"):
+        return [TCP_RELAY, "--listen", f"127.0.0.1:{port}", "--to", f"127.0.0.1:{backend_port}"]
     if front == "mcp-proxy-npm":
         return [NPM_PROXY, "--host", "127.0.0.1", "--port", str(port), "--server", "stream",
                 "--", BENCH_BACKEND, "--stdio"]
@@ -466,6 +485,10 @@ def measure(name, cpus, logdir, message):
                 if front == "muster-sse-client":
                     target["url"] = f"http://localhost:{port}/sse"
                     target["load"] = [SSE_BENCH, "load"]
+            elif front == "relay-sse":
+                target = {"url": f"http://127.0.0.1:{port}/sse", "tool": "echo",
+                          "args": {"message": message}, "expect": message, "extra": extra,
+                          "load": [SSE_BENCH, "load"]}
             else:
                 target = {"url": f"http://127.0.0.1:{port}/mcp", "tool": "echo",
                           "args": {"message": message}, "expect": message, "extra": extra}
@@ -706,6 +729,10 @@ def unavailable():
         for n, (_, kind, front, _) in SYSTEMS.items():
             if kind == "sse-bench" or front == "muster-sse-client":
                 why[n] = f"{SSE_BENCH} missing (SSE_BENCH); build it with {SSE_BENCH_BUILD}"
+    if not os.access(TCP_RELAY, os.X_OK):
+        for n, (_, _, front, _) in SYSTEMS.items():
+            if front in ("relay", "relay-sse"):
+                why[n] = f"{TCP_RELAY} missing (TCP_RELAY); build it with {TCP_RELAY_BUILD}"
     return why
 
 
