@@ -28,7 +28,7 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 pub use crate::naming::META_TOOL_NAMES;
 pub use call_tool::envelope;
-pub(crate) use call_tool::{Outcome as CallToolOutcome, wrap as enveloped};
+pub(crate) use call_tool::{Outcome as CallToolOutcome, ReadArguments, wrap as enveloped};
 
 use self::index::IndexCache;
 use crate::metrics::{AggregatorMetrics, CallMeter};
@@ -81,7 +81,6 @@ impl Arguments {
             return Some(Self::Object(None));
         };
         if name == "call_tool"
-            && json.trim_start().starts_with('{')
             && let Ok(read) = serde_json::from_str(json)
         {
             return Some(Self::CallTool(read));

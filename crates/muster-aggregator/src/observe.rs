@@ -35,6 +35,10 @@ pub const CALL_LOG_TARGET: &str = "muster::call";
 /// The W3C trace context keys.
 const TRACE_KEYS: [&str; 2] = ["traceparent", "tracestate"];
 
+/// The header of the W3C trace context's parent, looked for in every request's headers
+/// (named once, not parsed from text at each look).
+static TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+
 /// The share of calls with no sampled parent whose traces are kept (`f64` bits); 1 unless
 /// [`set_head_sample_ratio`] says otherwise.
 static HEAD_SAMPLE_RATIO: AtomicU64 = AtomicU64::new(0x3FF0_0000_0000_0000);
@@ -188,7 +192,7 @@ pub fn with_header_trace_context(
     if meta.as_ref().is_some_and(|m| m.contains_key("traceparent")) {
         return meta;
     }
-    let Some(headers) = headers.filter(|h| h.contains_key("traceparent")) else {
+    let Some(headers) = headers.filter(|h| h.contains_key(&TRACEPARENT)) else {
         return meta;
     };
     let mut meta = meta.unwrap_or_default();

@@ -8,8 +8,11 @@
 
 use muster_core::tool::{CallContext, ToolCall, ToolService};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use std::fmt;
+
+use serde::de::{self, MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 use tower::ServiceExt;
 
@@ -33,15 +36,89 @@ pub(super) fn definition() -> Tool {
 }
 
 /// `call_tool`'s arguments read from their JSON text: the tool's name and its arguments.
-/// Other keys are ignored, as in an arguments object.
-#[derive(Debug, Deserialize)]
+/// Other keys are ignored, as in an arguments object. Only an object is read, and only
+/// with a `name` that is a string or `null` and `arguments` that are an object or `null`,
+/// each given at most once; anything else is an error, for which the arguments are read as
+/// the object `call_tool` words its errors about.
+#[derive(Debug)]
 pub(crate) struct ReadArguments {
     /// The tool to call.
-    #[serde(default)]
     name: Option<String>,
     /// The tool's arguments (`null`: none).
-    #[serde(default)]
     arguments: Option<JsonObject>,
+}
+
+impl<'de> Deserialize<'de> for ReadArguments {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ReadArgumentsVisitor)
+    }
+}
+
+/// Reads [`ReadArguments`] from an object, and from nothing else.
+struct ReadArgumentsVisitor;
+
+impl<'de> Visitor<'de> for ReadArgumentsVisitor {
+    type Value = ReadArguments;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the arguments object of call_tool")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadArguments, A::Error> {
+        let mut name: Option<Option<String>> = None;
+        let mut arguments: Option<Option<JsonObject>> = None;
+        while let Some(key) = map.next_key::<ArgumentKey>()? {
+            match key {
+                ArgumentKey::Name if name.is_some() => {
+                    return Err(de::Error::duplicate_field("name"));
+                }
+                ArgumentKey::Name => name = Some(map.next_value()?),
+                ArgumentKey::Arguments if arguments.is_some() => {
+                    return Err(de::Error::duplicate_field("arguments"));
+                }
+                ArgumentKey::Arguments => arguments = Some(map.next_value()?),
+                ArgumentKey::Other => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(ReadArguments {
+            name: name.flatten(),
+            arguments: arguments.flatten(),
+        })
+    }
+}
+
+/// A key of `call_tool`'s arguments.
+enum ArgumentKey {
+    Name,
+    Arguments,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ArgumentKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_identifier(ArgumentKeyVisitor)
+    }
+}
+
+/// Reads an [`ArgumentKey`].
+struct ArgumentKeyVisitor;
+
+impl Visitor<'_> for ArgumentKeyVisitor {
+    type Value = ArgumentKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<ArgumentKey, E> {
+        Ok(match key {
+            "name" => ArgumentKey::Name,
+            "arguments" => ArgumentKey::Arguments,
+            _ => ArgumentKey::Other,
+        })
+    }
 }
 
 impl ReadArguments {

@@ -43,6 +43,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower::{Service, ServiceExt};
 
+use self::call_request::CallRequest;
 use self::handshake::Handshake;
 use self::stateless::{PROTOCOL_VERSION_HEADER, StatelessCallParams};
 use super::room::SessionMap;
@@ -51,6 +52,7 @@ use super::{Aggregator, MCP_PATH};
 use crate::meta_tools::{self, Answer, Arguments};
 use crate::wake_gate::WakeGated;
 
+mod call_request;
 mod fixed;
 mod handshake;
 mod pieces;
@@ -148,27 +150,6 @@ struct Envelope<'a> {
     method: Option<Cow<'a, str>>,
     #[serde(borrow)]
     params: Option<&'a RawValue>,
-}
-
-/// `params` of a plain `tools/call`; anything else (`task`, …) is not plain.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CallParams<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(default, borrow)]
-    arguments: Option<&'a RawValue>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<CallMeta>,
-}
-
-/// `_meta` of a plain `tools/call`: at most a progress token; any other key (trace
-/// context, per-request protocol version, …) goes the full way.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CallMeta {
-    #[serde(rename = "progressToken")]
-    progress_token: Option<ProgressToken>,
 }
 
 /// `params` of `notifications/cancelled`.
@@ -273,6 +254,11 @@ async fn answer(
     identity: Identity,
     body: &Bytes,
 ) -> Option<Response> {
+    if let Some(session) = session
+        && let Some(call) = CallRequest::read(body)
+    {
+        return session_call(state, headers, session, identity, call).await;
+    }
     let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
     if envelope.jsonrpc.as_deref() != Some("2.0") {
         return None;
@@ -323,28 +309,8 @@ async fn answer(
             Some(json_response(StatusCode::OK, fixed::reply(method, id)?))
         }
         ("tools/call", Some(session)) => {
-            let id = envelope.id.filter(|id| is_request_id(id))?;
-            if !plain_session_version(headers) {
-                return None;
-            }
-            // Notifications of the call (followed events) go to the session's stream as of
-            // when each is sent, for as long as the session lasts.
-            let notifier = state.sessions.lean_notifier(session)?;
-            let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
-            if !meta_tools::is_meta_tool(&params.name) {
-                return None;
-            }
-            let arguments = Arguments::read(&params.name, params.arguments.map(RawValue::get))?;
-            let call = LeanCall {
-                id: id.to_owned(),
-                name: params.name.into_owned(),
-                arguments,
-                progress_token: params.meta.and_then(|m| m.progress_token),
-                notifier,
-                identity,
-                request_meta: trace_context_of(headers),
-            };
-            Some(call.run(state, Some(session)).await)
+            let call = CallRequest::from_params(envelope.id, envelope.params?)?;
+            session_call(state, headers, session, identity, call).await
         }
         ("tools/call", None) => {
             let id = envelope.id.filter(|id| is_request_id(id))?;
@@ -369,6 +335,25 @@ async fn answer(
         }
         _ => None,
     }
+}
+
+/// The lean answer to `call`, a `tools/call` request of `session`, or `None` to let rmcp
+/// answer it.
+async fn session_call(
+    state: &LeanState,
+    headers: &HeaderMap,
+    session: &str,
+    identity: Identity,
+    call: CallRequest<'_>,
+) -> Option<Response> {
+    if !plain_session_version(headers) {
+        return None;
+    }
+    // Notifications of the call (followed events) go to the session's stream as of when
+    // each is sent, for as long as the session lasts.
+    let notifier = state.sessions.lean_notifier(session)?;
+    let call = LeanCall::of(call, notifier, identity, headers)?;
+    Some(call.run(state, Some(session)).await)
 }
 
 /// The trace context a lean call hands on. The call runs inside the HTTP request's span,
@@ -454,6 +439,29 @@ impl Reply {
 }
 
 impl LeanCall {
+    /// The lean call of `call`, made with `headers` by `identity`, its notifications going
+    /// to `notifier`; `None` unless it is a request (not a notification) of a meta-tool.
+    fn of(
+        call: CallRequest<'_>,
+        notifier: SessionNotifier,
+        identity: Identity,
+        headers: &HeaderMap,
+    ) -> Option<Self> {
+        let id = call.id.filter(|id| is_request_id(id))?;
+        if !meta_tools::is_meta_tool(&call.name) {
+            return None;
+        }
+        Some(Self {
+            id: id.to_owned(),
+            name: call.name.into_owned(),
+            arguments: call.arguments,
+            progress_token: call.progress_token,
+            notifier,
+            identity,
+            request_meta: trace_context_of(headers),
+        })
+    }
+
     /// Runs the call in `session` (`None`: a stateless request): a JSON reply when it
     /// finishes without reporting progress, else an SSE stream carrying the progress
     /// notifications and then the result.
@@ -825,14 +833,15 @@ fn content_length(headers: &HeaderMap) -> Option<usize> {
 }
 
 fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
-        })
+    headers.get(header::CONTENT_TYPE).is_some_and(|v| {
+        // What clients send, recognized without taking it apart.
+        v.as_bytes() == b"application/json"
+            || v.to_str().is_ok_and(|v| {
+                v.split(';')
+                    .next()
+                    .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+            })
+    })
 }
 
 /// Whether `Accept` lists both `application/json` and `text/event-stream`, as the
@@ -852,6 +861,10 @@ fn accepted(headers: &HeaderMap) -> (bool, bool) {
     let mut json = false;
     let mut sse = false;
     for value in headers.get_all(header::ACCEPT) {
+        // What MCP clients send, recognized without taking it apart.
+        if value.as_bytes() == b"application/json, text/event-stream" {
+            return (true, true);
+        }
         let Ok(value) = value.to_str() else { continue };
         for item in value.split(',') {
             let essence = item.split(';').next().unwrap_or("").trim();
@@ -881,22 +894,6 @@ mod tests {
         ] {
             assert_eq!(is_request_id(&raw(id)), ok, "{id}");
         }
-    }
-
-    #[test]
-    fn only_plain_params_are_lean() {
-        let plain: Result<CallParams<'_>, _> =
-            serde_json::from_str(r#"{"name":"call_tool","arguments":{"name":"x"}}"#);
-        assert!(plain.is_ok());
-        let progress: Result<CallParams<'_>, _> =
-            serde_json::from_str(r#"{"name":"call_tool","_meta":{"progressToken":1}}"#);
-        assert!(progress.is_ok_and(|p| p.meta.is_some_and(|m| m.progress_token.is_some())));
-        let traced: Result<CallParams<'_>, _> =
-            serde_json::from_str(r#"{"name":"call_tool","_meta":{"traceparent":"00-1"}}"#);
-        assert!(traced.is_err());
-        let task: Result<CallParams<'_>, _> =
-            serde_json::from_str(r#"{"name":"call_tool","task":{}}"#);
-        assert!(task.is_err());
     }
 
     #[test]
@@ -997,5 +994,35 @@ mod tests {
             HeaderValue::from_static("application/json, text/event-stream"),
         );
         assert!(accepts_json_and_sse(&headers));
+        // Taken apart when written otherwise: order, case, parameters, several values.
+        let accepts = |values: &[&'static str]| {
+            let mut headers = HeaderMap::new();
+            for value in values {
+                headers.append(header::ACCEPT, HeaderValue::from_static(value));
+            }
+            accepts_json_and_sse(&headers)
+        };
+        assert!(accepts(&["text/event-stream, application/json"]));
+        assert!(accepts(&["Application/JSON;q=0.9 ,TEXT/EVENT-STREAM"]));
+        assert!(accepts(&["application/json", "text/event-stream"]));
+        assert!(!accepts(&["application/json, text/event-streams"]));
+        assert!(!accepts(&["application/json, text/html"]));
+        assert!(!accepts(&["application/jsonl, text/event-stream"]));
+        assert!(!accepts(&[]));
+    }
+
+    #[test]
+    fn json_bodies_are_recognized_however_their_type_is_written() {
+        let is = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(value));
+            is_json(&headers)
+        };
+        assert!(is("application/json"));
+        assert!(is("application/json; charset=utf-8"));
+        assert!(is(" Application/JSON "));
+        assert!(!is("application/jsonl"));
+        assert!(!is("text/plain"));
+        assert!(!is_json(&HeaderMap::new()));
     }
 }

@@ -12,10 +12,8 @@ use muster_core::tool::SessionNotifier;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use super::{
-    CallParams, CancelledParams, Envelope, Identity, LeanAnswer, LeanCall, LeanState, is_request_id,
-};
-use crate::meta_tools::{self, Arguments};
+use super::call_request::CallRequest;
+use super::{CancelledParams, Envelope, Identity, LeanAnswer, LeanCall, LeanState};
 
 /// A message posted to a legacy SSE session, as the lean path sees it.
 #[allow(
@@ -35,6 +33,9 @@ impl SseMessage {
     /// Reads `body`, posted with `parts` (the caller's identity, the trace context); a
     /// call's notifications go to `notifier`.
     pub(in crate::server) fn read(body: &[u8], parts: &Parts, notifier: &SessionNotifier) -> Self {
+        if let Some(call) = CallRequest::read(body) {
+            return SseCall::of(call, parts, notifier).map_or(Self::Other, Self::Call);
+        }
         let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(body) else {
             return Self::Other;
         };
@@ -42,9 +43,11 @@ impl SseMessage {
             return Self::Other;
         }
         match envelope.method.as_deref() {
-            Some("tools/call") => {
-                SseCall::from_envelope(&envelope, parts, notifier).map_or(Self::Other, Self::Call)
-            }
+            Some("tools/call") => envelope
+                .params
+                .and_then(|params| CallRequest::from_params(envelope.id, params))
+                .and_then(|call| SseCall::of(call, parts, notifier))
+                .map_or(Self::Other, Self::Call),
             Some("notifications/cancelled") => envelope
                 .params
                 .map(RawValue::get)
@@ -60,27 +63,16 @@ impl SseMessage {
 pub(in crate::server) struct SseCall(LeanCall);
 
 impl SseCall {
-    /// The call of a `tools/call` envelope, when the lean path answers it: a meta-tool.
-    fn from_envelope(
-        envelope: &Envelope<'_>,
-        parts: &Parts,
-        notifier: &SessionNotifier,
-    ) -> Option<Self> {
-        let id = envelope.id.filter(|id| is_request_id(id))?;
-        let params: CallParams<'_> = serde_json::from_str(envelope.params?.get()).ok()?;
-        if !meta_tools::is_meta_tool(&params.name) {
-            return None;
-        }
-        let arguments = Arguments::read(&params.name, params.arguments.map(RawValue::get))?;
-        Some(Self(LeanCall {
-            id: id.to_owned(),
-            name: params.name.into_owned(),
-            arguments,
-            progress_token: params.meta.and_then(|meta| meta.progress_token),
-            notifier: notifier.clone(),
-            identity: Identity::of(&parts.extensions),
-            request_meta: super::trace_context_of(&parts.headers),
-        }))
+    /// The lean call of `call`, posted with `parts`, when the lean path answers it: a
+    /// request of a meta-tool.
+    fn of(call: CallRequest<'_>, parts: &Parts, notifier: &SessionNotifier) -> Option<Self> {
+        LeanCall::of(
+            call,
+            notifier.clone(),
+            Identity::of(&parts.extensions),
+            &parts.headers,
+        )
+        .map(Self)
     }
 
     /// Runs the call as one of session `session` (its `SessionId`, as the rmcp path names
