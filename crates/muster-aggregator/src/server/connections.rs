@@ -194,7 +194,10 @@ async fn serve_connection<S>(
     tokio::pin!(closed);
     loop {
         let check = activity.next_check(&limits);
+        // The connection first, and the timer polled only once it fired: the task wakes for
+        // every read and write of the connection, the timer once in a while.
         tokio::select! {
+            biased;
             result = connection.as_mut() => {
                 if let Err(e) = result {
                     tracing::debug!(error = %e, "connection ended with an error");
@@ -205,7 +208,7 @@ async fn serve_connection<S>(
                 shutting_down = true;
                 connection.as_mut().graceful_shutdown();
             }
-            () = tokio::time::sleep_until(check) => {
+            () = WakeGated::new(tokio::time::sleep_until(check)) => {
                 if let Some(reason) = activity.expired(&limits) {
                     tracing::debug!(reason, "closing a connection");
                     return;
