@@ -3,11 +3,12 @@
 //! The envelope reading of the lean path takes a request apart level by level: the
 //! envelope with its `params` as text, then `params` with their `arguments` as text, then
 //! the arguments, each level scanning the text of the next again. JSON-RPC clients write
-//! `method` before `params`, and `name` before `arguments`; in that order the arguments can
-//! be read in the same pass, which is what this reader does. It answers only when the
-//! reading by levels would come to the same request; for anything else (another order,
-//! another method, an escaped key word, malformed input) it answers `None` and the body is
-//! read by levels, with that reading's outcome.
+//! `method` before `params`; in that order this reader takes `params` in the same pass, and
+//! `call_tool`'s arguments too when `name` comes before them (after it, their text is read
+//! once `name` is known, as the levels read it). It answers only when the reading by levels
+//! would come to the same request; for anything else (`params` first, another method, an
+//! escaped key word, malformed input) it answers `None` and the body is read by levels,
+//! with that reading's outcome.
 
 use std::borrow::Cow;
 use std::fmt;
