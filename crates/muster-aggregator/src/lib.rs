@@ -49,6 +49,8 @@ pub mod bridge;
 pub mod client;
 pub mod core_tools;
 pub mod health;
+#[cfg(any(feature = "server", feature = "http-client"))]
+mod json_key;
 pub mod layers;
 pub mod meta_tools;
 pub mod metrics;
@@ -62,5 +64,4 @@ pub mod server;
 pub mod services;
 #[cfg(feature = "http-client")]
 pub mod tls;
-#[cfg(any(feature = "server", feature = "http-client"))]
 mod wake_gate;

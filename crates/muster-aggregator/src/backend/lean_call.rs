@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
-use muster_core::secret::{ExposeSecret, SecretString};
+use muster_core::secret::ExposeSecret;
 use muster_core::tool::{ProgressSink, ProgressUpdate, ToolCall, ToolError};
 use rmcp::model::{
     CallToolResult, ErrorCode, ErrorData, JsonObject, NumberOrString, ProtocolVersion,
@@ -357,14 +357,7 @@ impl LeanHop {
                 headers.insert(NAME_HEADER, name);
             }
         }
-        if let Some(source) = &self.bearer
-            && let Some(token) = source.token().await
-        {
-            authorize(&mut headers, &token);
-            for (name, value) in source.companion_headers() {
-                headers.append(name, value);
-            }
-        }
+        sign(&mut headers, self.bearer.as_deref()).await;
         let id_json = ["\"", id.as_str(), "\""].concat();
         // The reply may come on the event stream before the POST is answered.
         let route = match &self.event_stream {
@@ -601,14 +594,7 @@ impl Exchange<'_> {
         let client = self.hop.client.clone();
         let bearer = self.hop.bearer.clone();
         tokio::spawn(async move {
-            if let Some(source) = &bearer
-                && let Some(token) = source.token().await
-            {
-                authorize(&mut headers, &token);
-                for (name, value) in source.companion_headers() {
-                    headers.append(name, value);
-                }
-            }
+            sign(&mut headers, bearer.as_deref()).await;
             let body = Bytes::from(body.to_string());
             match client.post(headers, body).await {
                 // The reply carries nothing; reading it to the end frees the connection.
@@ -656,12 +642,21 @@ impl Exchange<'_> {
     }
 }
 
-/// Sets the `Authorization` of a request to the bearer `token` (marked sensitive, so it is
-/// never logged).
-fn authorize(headers: &mut PostHeaders, token: &SecretString) {
+/// Signs a request to a server that takes a bearer from `bearer`: its `Authorization`
+/// (marked sensitive, so it is never logged) and the headers that go with the token.
+async fn sign(headers: &mut PostHeaders, bearer: Option<&dyn BearerSource>) {
+    let Some(source) = bearer else {
+        return;
+    };
+    let Some(token) = source.token().await else {
+        return;
+    };
     if let Ok(mut value) = HeaderValue::from_str(&format!("Bearer {}", token.expose_secret())) {
         value.set_sensitive(true);
         headers.insert(http::header::AUTHORIZATION, value);
+    }
+    for (name, value) in source.companion_headers() {
+        headers.append(name, value);
     }
 }
 

@@ -6,10 +6,10 @@
 //! `structuredContent` mirror the inner result. Failures inside resolution or execution
 //! become an inner `isError` result `Tool execution failed: <error>`, never a JSON-RPC error.
 
-use muster_core::tool::{CallContext, ToolCall, ToolService};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use std::fmt;
 
+use muster_core::tool::{CallContext, ToolCall, ToolService};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -18,6 +18,7 @@ use tower::ServiceExt;
 
 use super::schema::{self, Arg};
 use super::{Arguments, reply};
+use crate::json_key::KeySeed;
 
 /// The definition in `tools/list`.
 pub(super) fn definition() -> Tool {
@@ -67,7 +68,7 @@ impl<'de> Visitor<'de> for ReadArgumentsVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadArguments, A::Error> {
         let mut name: Option<Option<String>> = None;
         let mut arguments: Option<Option<JsonObject>> = None;
-        while let Some(key) = map.next_key::<ArgumentKey>()? {
+        while let Some(key) = map.next_key_seed(KeySeed(argument_key))? {
             match key {
                 ArgumentKey::Name if name.is_some() => {
                     return Err(de::Error::duplicate_field("name"));
@@ -96,28 +97,12 @@ enum ArgumentKey {
     Other,
 }
 
-impl<'de> Deserialize<'de> for ArgumentKey {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_identifier(ArgumentKeyVisitor)
-    }
-}
-
-/// Reads an [`ArgumentKey`].
-struct ArgumentKeyVisitor;
-
-impl Visitor<'_> for ArgumentKeyVisitor {
-    type Value = ArgumentKey;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<ArgumentKey, E> {
-        Ok(match key {
-            "name" => ArgumentKey::Name,
-            "arguments" => ArgumentKey::Arguments,
-            _ => ArgumentKey::Other,
-        })
+/// The [`ArgumentKey`] `key` names.
+fn argument_key(key: &str) -> ArgumentKey {
+    match key {
+        "name" => ArgumentKey::Name,
+        "arguments" => ArgumentKey::Arguments,
+        _ => ArgumentKey::Other,
     }
 }
 

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::json_key::KeySeed;
 use crate::meta_tools::{Arguments, ReadArguments};
 
 /// A `tools/call` request of a session: the parts the lean path needs.
@@ -250,29 +251,6 @@ fn params_key(key: &str) -> Option<ParamsKey> {
         "arguments" => Some(ParamsKey::Arguments),
         "_meta" => Some(ParamsKey::Meta),
         _ => None,
-    }
-}
-
-/// Reads a key as what `classify` makes of its text, without allocating it.
-struct KeySeed<K>(fn(&str) -> K);
-
-impl<'de, K> DeserializeSeed<'de> for KeySeed<K> {
-    type Value = K;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<K, D::Error> {
-        deserializer.deserialize_identifier(self)
-    }
-}
-
-impl<K> Visitor<'_> for KeySeed<K> {
-    type Value = K;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<K, E> {
-        Ok((self.0)(key))
     }
 }
 
