@@ -444,8 +444,8 @@ impl Exchange<'_> {
         status: http::StatusCode,
     ) -> Result<CallToolResult, ToolError> {
         let body = self.bounded_body(response).await?;
-        match serde_json::from_slice::<Incoming<'_>>(&body) {
-            Ok(message) if message.id.is_some_and(|id| id.get() == self.id_json) => {
+        match json_text(&body).and_then(|body| serde_json::from_str::<Incoming<'_>>(body).ok()) {
+            Some(message) if message.id.is_some_and(|id| id.get() == self.id_json) => {
                 self.finish(&message)
             }
             _ if !status.is_success() => {
@@ -486,7 +486,9 @@ impl Exchange<'_> {
                 if data.is_empty() {
                     continue;
                 }
-                let Ok(message) = serde_json::from_slice::<Incoming<'_>>(&data) else {
+                let Some(message) = json_text(&data)
+                    .and_then(|data| serde_json::from_str::<Incoming<'_>>(data).ok())
+                else {
                     tracing::debug!(server = %self.provider, "skipping an event that is not JSON-RPC");
                     continue;
                 };
@@ -640,6 +642,12 @@ impl Exchange<'_> {
             })?,
         )
     }
+}
+
+/// `bytes` as the text of a JSON message, checked as UTF-8 once so that the parser does
+/// not check each of its strings again; `None` when it is not UTF-8 (and so not JSON).
+fn json_text(bytes: &[u8]) -> Option<&str> {
+    std::str::from_utf8(bytes).ok()
 }
 
 /// Signs a request to a server that takes a bearer from `bearer`: its `Authorization`

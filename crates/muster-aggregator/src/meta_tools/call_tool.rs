@@ -174,7 +174,7 @@ pub(super) async fn run(service: ToolService, args: Arguments, context: CallCont
         Ok(call) => call,
         Err(error) => return Outcome::Refused(error),
     };
-    let call = ToolCall::new(name, arguments).with_context(context);
+    let call = ToolCall::in_context(name, arguments, context);
     Outcome::Called(match service.oneshot(call).await {
         Ok(result) => result,
         Err(e) => CallToolResult::error(vec![ContentBlock::text(format!(

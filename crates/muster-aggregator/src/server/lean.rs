@@ -93,7 +93,7 @@ impl LeanState {
 }
 
 /// A call in flight: its session and its JSON-RPC id (as written by the client).
-type CallKey = (Box<str>, Box<str>);
+type CallKey = (SessionId, Arc<str>);
 
 /// Lean calls in flight, for `notifications/cancelled`.
 #[derive(Debug, Default)]
@@ -107,11 +107,12 @@ impl Inflight {
     /// Registers a call until the returned guard is dropped.
     fn register(
         self: &Arc<Self>,
-        session: &str,
+        session: &SessionId,
         id: &str,
         token: CancellationToken,
     ) -> InflightGuard {
-        let key = (Box::from(session), Box::from(id));
+        // Shared, so that the map's key and the guard's cost one allocation.
+        let key = (session.clone(), Arc::from(id));
         self.lock().insert(key.clone(), token);
         InflightGuard {
             inflight: self.clone(),
@@ -120,7 +121,7 @@ impl Inflight {
     }
 
     fn cancel(&self, session: &str, id: &str) {
-        let key = (Box::from(session), Box::from(id));
+        let key = (SessionId::new(session), Arc::from(id));
         if let Some(token) = self.lock().remove(&key) {
             token.cancel();
         }
@@ -351,7 +352,7 @@ async fn session_call(
     }
     // Notifications of the call (followed events) go to the session's stream as of when
     // each is sent, for as long as the session lasts.
-    let notifier = state.sessions.lean_notifier(session)?;
+    let (notifier, session) = state.sessions.lean_notifier(session)?;
     let call = LeanCall::of(call, notifier, identity, headers)?;
     Some(call.run(state, Some(session)).await)
 }
@@ -465,7 +466,7 @@ impl LeanCall {
     /// Runs the call in `session` (`None`: a stateless request): a JSON reply when it
     /// finishes without reporting progress, else an SSE stream carrying the progress
     /// notifications and then the result.
-    async fn run(self, state: &LeanState, session: Option<&str>) -> Response {
+    async fn run(self, state: &LeanState, session: Option<SessionId>) -> Response {
         match self.answer(state, session).await {
             LeanAnswer::Reply(reply) => reply.into_response(),
             LeanAnswer::Messages(messages) => sse_response(messages),
@@ -474,7 +475,7 @@ impl LeanCall {
 
     /// Runs the call in `session` (`None`: a stateless request), as [`run`](Self::run)
     /// does, and answers with the messages themselves instead of their HTTP framing.
-    async fn answer(self, state: &LeanState, session: Option<&str>) -> LeanAnswer {
+    async fn answer(self, state: &LeanState, session: Option<SessionId>) -> LeanAnswer {
         let Self {
             id,
             name,
@@ -489,7 +490,7 @@ impl LeanCall {
         let cancellation = state.aggregator.inner.shutdown.child_token();
         // A client that hangs up before the answer cancels the call.
         let cancel_on_drop = cancellation.clone().drop_guard();
-        let registration = session.map(|session| {
+        let registration = session.as_ref().map(|session| {
             state
                 .inflight
                 .register(session, id.get().trim(), cancellation.clone())
@@ -502,11 +503,9 @@ impl LeanCall {
             }
             None => (None, None),
         };
+        // Every field named: a default context would allocate what is thrown away.
         let context = CallContext {
-            session: identity
-                .session
-                .or_else(|| session.map(SessionId::new))
-                .unwrap_or_default(),
+            session: identity.session.or(session).unwrap_or_default(),
             caller: identity.caller,
             progress: progress_tx.map(|tx| {
                 ProgressSink::new(move |update| {
@@ -515,8 +514,10 @@ impl LeanCall {
             }),
             notifier: Some(notifier),
             cancellation: cancellation.clone(),
+            workflow_depth: 0,
+            tree: None,
+            caller_requests: None,
             request_meta,
-            ..CallContext::default()
         };
         state.aggregator.before_call(&context).await;
         // The aggregator is one `Arc`; the meta-tools themselves hold boxed services that

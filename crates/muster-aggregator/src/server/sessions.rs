@@ -289,14 +289,19 @@ impl SessionTable {
     /// The notifier of session `id` when its meta-tool calls may take the lean path (see
     /// [`is_lean`](Self::is_lean)): one per session, made at its first lean call, whose
     /// notifications go, in order, to where the session's go when each is sent, until the
-    /// session is gone.
-    pub(super) fn lean_notifier(self: &Arc<Self>, id: &str) -> Option<SessionNotifier> {
+    /// session is gone. With it, the session's id as calls name it, sharing the table's
+    /// text.
+    pub(super) fn lean_notifier(
+        self: &Arc<Self>,
+        id: &str,
+    ) -> Option<(SessionNotifier, muster_core::tool::SessionId)> {
         let mut entries = self.lock();
         let key = entries.get_key_value(id)?.0.clone();
         let entry = entries.get_mut(&key)?;
         if !entry.is_lean() {
             return None;
         }
+        let session = muster_core::tool::SessionId::from(Arc::clone(&key));
         let notifier = entry.notifier.get_or_insert_with(|| {
             let table = Arc::downgrade(self);
             let session = Arc::clone(&key);
@@ -304,7 +309,7 @@ impl SessionTable {
                 table.upgrade().is_none_or(|t| !t.contains(&session))
             })
         });
-        Some(notifier.clone())
+        Some((notifier.clone(), session))
     }
 
     /// Marks a request of session `id` as open until the returned guard is dropped.
@@ -684,9 +689,10 @@ mod tests {
             table.lock().get(&id).unwrap().notifier.is_none(),
             "made at the first call"
         );
-        let first = table.lean_notifier(&id).unwrap();
+        let (first, session) = table.lean_notifier(&id).unwrap();
+        assert_eq!(session.as_str(), &*id);
         assert!(table.lock().get(&id).unwrap().notifier.is_some());
-        let second = table.lean_notifier(&id).unwrap();
+        let (second, _) = table.lean_notifier(&id).unwrap();
         assert!(!first.is_closed() && !second.is_closed());
 
         table.close_session(&id).await.unwrap();

@@ -71,8 +71,18 @@ impl SessionId {
 }
 
 impl Default for SessionId {
+    /// [`DEFAULT_USER`](Self::DEFAULT_USER), shared: a default context allocates no id.
     fn default() -> Self {
-        Self::new(Self::DEFAULT_USER)
+        static DEFAULT_USER: std::sync::LazyLock<SessionId> =
+            std::sync::LazyLock::new(|| SessionId::new(SessionId::DEFAULT_USER));
+        DEFAULT_USER.clone()
+    }
+}
+
+impl From<Arc<str>> for SessionId {
+    /// The session `id` names, sharing its text.
+    fn from(id: Arc<str>) -> Self {
+        Self(id)
     }
 }
 
@@ -252,6 +262,21 @@ impl ToolCall {
             name: name.into(),
             arguments,
             context: CallContext::anonymous(),
+        }
+    }
+
+    /// A call of `name` with `arguments` in `context` (what [`new`](Self::new) and
+    /// [`with_context`](Self::with_context) make, without building the anonymous context
+    /// first).
+    pub fn in_context(
+        name: impl Into<ToolName>,
+        arguments: Option<JsonObject>,
+        context: CallContext,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            arguments,
+            context,
         }
     }
 

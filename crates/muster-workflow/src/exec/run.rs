@@ -57,7 +57,7 @@ impl Runner {
         let mut context = self.context.clone();
         context.workflow_depth += 1;
         context.progress = None;
-        let call = ToolCall::new(name, arguments).with_context(context);
+        let call = ToolCall::in_context(name, arguments, context);
         let mut call = std::pin::pin!(self.tools.clone().oneshot(call));
         let result = tokio::select! {
             result = &mut call => result,

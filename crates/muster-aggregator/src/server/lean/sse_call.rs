@@ -8,7 +8,7 @@
 //! worker, which ignores the id).
 
 use axum::http::request::Parts;
-use muster_core::tool::SessionNotifier;
+use muster_core::tool::{SessionId, SessionNotifier};
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
@@ -85,7 +85,7 @@ impl SseCall {
         session: &str,
         stream: &mpsc::Sender<String>,
     ) {
-        match self.0.answer(state, Some(session)).await {
+        match self.0.answer(state, Some(SessionId::new(session))).await {
             LeanAnswer::Reply(reply) => {
                 let _ = stream.send(reply.into_message()).await;
             }
