@@ -107,8 +107,8 @@ impl CoreTools {
         }
     }
 
-    async fn call(self, call: ToolCall) -> Result<CallToolResult, ToolError> {
-        let args = call.arguments.unwrap_or_default();
+    async fn call(self, mut call: ToolCall) -> Result<CallToolResult, ToolError> {
+        let args = call.take_arguments()?.unwrap_or_default();
         match call.name.as_str() {
             "core_config_get" => self.config_get(),
             "core_config_get_aggregator" => self.config_get_aggregator(),

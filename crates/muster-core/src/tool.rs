@@ -6,6 +6,7 @@
 //! service that calls them: MCP server backends, the core tools and the workflow tools are
 //! all providers.
 
+mod arguments;
 mod call;
 mod caller;
 mod error;
@@ -13,6 +14,7 @@ mod provider;
 pub mod reply;
 mod tree;
 
+pub use arguments::ToolArguments;
 pub use call::{
     CallContext, CallerIdentity, ProgressSink, ProgressUpdate, SessionId, SessionNotifier,
     ToolCall, ToolName,

@@ -216,14 +216,13 @@ impl WorkflowTools {
         }
     }
 
-    async fn call(self, call: ToolCall) -> Result<CallToolResult, ToolError> {
+    async fn call(self, mut call: ToolCall) -> Result<CallToolResult, ToolError> {
+        let arguments = call.take_arguments()?;
         let name = call.name.as_str();
         if let Some(workflow) = name.strip_prefix(WORKFLOW_TOOL_PREFIX) {
-            return self
-                .run_workflow(workflow, call.arguments, call.context)
-                .await;
+            return self.run_workflow(workflow, arguments, call.context).await;
         }
-        let args = call.arguments.unwrap_or_default();
+        let args = arguments.unwrap_or_default();
         match name {
             "core_workflow_list" => self.list(args, &call.context).await,
             "core_workflow_get" => self.get(args, &call.context).await,

@@ -22,7 +22,7 @@ fn tools(log: Log) -> ToolService {
     BoxCloneSyncService::new(tower::service_fn(move |call: ToolCall| {
         let log = log.clone();
         async move {
-            let args = Value::Object(call.arguments_or_empty());
+            let args = Value::Object(call.arguments_or_empty()?);
             log.lock()
                 .unwrap()
                 .push((call.name.to_string(), args.clone()));
@@ -760,7 +760,7 @@ impl Gauge {
             let gauge = gauge.clone();
             async move {
                 let want = call
-                    .arguments_or_empty()
+                    .arguments_or_empty()?
                     .get("want")
                     .and_then(Value::as_u64)
                     .unwrap_or(1) as usize;

@@ -114,7 +114,7 @@ impl ExecutionStore for ArchivedExecutionStore {
 /// The one tool of the demo workflow: `double` doubles `n`.
 async fn tools(call: ToolCall) -> Result<CallToolResult, ToolError> {
     let n = call
-        .arguments_or_empty()
+        .arguments_or_empty()?
         .get("n")
         .and_then(serde_json::Value::as_f64)
         .unwrap_or(0.0);

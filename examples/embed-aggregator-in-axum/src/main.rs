@@ -47,7 +47,7 @@ impl Greeter {
 }
 
 async fn greet(call: ToolCall) -> Result<CallToolResult, ToolError> {
-    let args = call.arguments_or_empty();
+    let args = call.arguments_or_empty()?;
     let name = args.get("name").and_then(Value::as_str).unwrap_or("world");
     Ok(CallToolResult::success(vec![ContentBlock::text(format!(
         "Hello, {name}!"

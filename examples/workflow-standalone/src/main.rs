@@ -15,7 +15,7 @@ use tower::util::BoxCloneSyncService;
 
 /// `shout` upper-cases `text`; `count` counts `items`.
 async fn tools(call: ToolCall) -> Result<CallToolResult, ToolError> {
-    let args = call.arguments_or_empty();
+    let args = call.arguments_or_empty()?;
     let reply = match call.name.as_str() {
         "shout" => {
             json!({ "text": args.get("text").and_then(Value::as_str).unwrap_or("").to_uppercase() })

@@ -61,9 +61,9 @@ impl AuthTools {
         }
     }
 
-    async fn call(self, call: ToolCall) -> Result<CallToolResult, ToolError> {
-        let server = call
-            .arguments
+    async fn call(self, mut call: ToolCall) -> Result<CallToolResult, ToolError> {
+        let arguments = call.take_arguments()?;
+        let server = arguments
             .as_ref()
             .and_then(|a| a.get("server"))
             .and_then(Value::as_str)

@@ -115,7 +115,7 @@ async fn forward_rmcp(
 ) -> Result<CallToolResult, ToolError> {
     let mut params = CallToolRequestParams::new(call.name.as_str().to_owned());
     if let Some(arguments) = call.arguments {
-        params = params.with_arguments(arguments);
+        params = params.with_arguments(arguments.into_object()?);
     }
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let mut options = PeerRequestOptions::no_options();

@@ -26,7 +26,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use muster_core::secret::ExposeSecret;
-use muster_core::tool::{ProgressSink, ProgressUpdate, ToolCall, ToolError};
+use muster_core::tool::{ProgressSink, ProgressUpdate, ToolArguments, ToolCall, ToolError};
 use rmcp::model::{
     CallToolResult, ErrorCode, ErrorData, JsonObject, NumberOrString, ProtocolVersion,
     RequestMetaObject, ResultType, ServerResult,
@@ -107,7 +107,7 @@ struct ProgressParams<'a> {
 fn request_body(
     id: &str,
     name: &str,
-    arguments: Option<&JsonObject>,
+    arguments: Option<&ToolArguments>,
     meta: &Meta<'_>,
 ) -> Result<Vec<u8>, serde_json::Error> {
     let mut body = Vec::with_capacity(256);
@@ -117,7 +117,7 @@ fn request_body(
     serde_json::to_writer(&mut body, name)?;
     if let Some(arguments) = arguments {
         body.extend_from_slice(br#","arguments":"#);
-        serde_json::to_writer(&mut body, arguments)?;
+        arguments.write_json(&mut body)?;
     }
     if !meta.is_empty() {
         body.extend_from_slice(br#","_meta":"#);
@@ -769,7 +769,13 @@ mod tests {
             caller: Some(&caller),
             progress_token: Some("muster-3"),
         };
-        let body = request_body("muster-3", "echo \"quoted\"", Some(&arguments), &meta).unwrap();
+        let body = request_body(
+            "muster-3",
+            "echo \"quoted\"",
+            Some(&arguments.into()),
+            &meta,
+        )
+        .unwrap();
         let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(
             value,

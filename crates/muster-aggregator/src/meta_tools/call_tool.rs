@@ -8,11 +8,12 @@
 
 use std::fmt;
 
-use muster_core::tool::{CallContext, ToolCall, ToolService};
+use muster_core::tool::{CallContext, ToolArguments, ToolCall, ToolService};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde::de::{self, MapAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tower::ServiceExt;
 
@@ -45,8 +46,8 @@ pub(super) fn definition() -> Tool {
 pub(crate) struct ReadArguments {
     /// The tool to call.
     name: Option<String>,
-    /// The tool's arguments (`null`: none).
-    arguments: Option<JsonObject>,
+    /// The tool's arguments as their JSON text (`null`: none).
+    arguments: Option<ToolArguments>,
 }
 
 impl<'de> Deserialize<'de> for ReadArguments {
@@ -67,7 +68,7 @@ impl<'de> Visitor<'de> for ReadArgumentsVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ReadArguments, A::Error> {
         let mut name: Option<Option<String>> = None;
-        let mut arguments: Option<Option<JsonObject>> = None;
+        let mut arguments: Option<Option<ToolArguments>> = None;
         while let Some(key) = map.next_key_seed(KeySeed(argument_key))? {
             match key {
                 ArgumentKey::Name if name.is_some() => {
@@ -77,7 +78,18 @@ impl<'de> Visitor<'de> for ReadArgumentsVisitor {
                 ArgumentKey::Arguments if arguments.is_some() => {
                     return Err(de::Error::duplicate_field("arguments"));
                 }
-                ArgumentKey::Arguments => arguments = Some(map.next_value()?),
+                ArgumentKey::Arguments => {
+                    // Kept as text: a server the call is forwarded to gets it as written.
+                    arguments = Some(match map.next_value::<Option<Box<RawValue>>>()? {
+                        None => None,
+                        Some(text) => Some(ToolArguments::from_text(text).ok_or_else(|| {
+                            de::Error::invalid_type(
+                                de::Unexpected::Other("non-object"),
+                                &"an object",
+                            )
+                        })?),
+                    });
+                }
                 ArgumentKey::Other => {
                     map.next_value::<de::IgnoredAny>()?;
                 }
@@ -107,13 +119,15 @@ fn argument_key(key: &str) -> ArgumentKey {
 }
 
 impl ReadArguments {
-    /// The arguments as the object they were read from.
+    /// The arguments as the object they were read from. Only `call_tool`'s are read as
+    /// [`ReadArguments`]; should another meta-tool get them, tool arguments that make no
+    /// object muster can hold are left out.
     pub(super) fn into_object(self) -> JsonObject {
         let mut object = JsonObject::new();
         if let Some(name) = self.name {
             object.insert("name".into(), Value::String(name));
         }
-        if let Some(arguments) = self.arguments {
+        if let Some(Ok(arguments)) = self.arguments.map(ToolArguments::into_object) {
             object.insert("arguments".into(), Value::Object(arguments));
         }
         object
@@ -122,7 +136,7 @@ impl ReadArguments {
 
 /// The tool's name and its arguments in `args`, or the error result `call_tool` answers
 /// with.
-fn target(args: Arguments) -> Result<(String, Option<JsonObject>), CallToolResult> {
+fn target(args: Arguments) -> Result<(String, Option<ToolArguments>), CallToolResult> {
     match args {
         Arguments::CallTool(ReadArguments { name, arguments }) => match name {
             Some(name) if !name.is_empty() => Ok((name, arguments)),
@@ -136,7 +150,7 @@ fn target(args: Arguments) -> Result<(String, Option<JsonObject>), CallToolResul
             };
             match args.remove("arguments") {
                 None | Some(Value::Null) => Ok((name, None)),
-                Some(Value::Object(arguments)) => Ok((name, Some(arguments))),
+                Some(Value::Object(arguments)) => Ok((name, Some(arguments.into()))),
                 Some(_) => Err(reply::error("arguments must be a JSON object")),
             }
         }

@@ -43,7 +43,7 @@ impl ToolProvider for Fixed {
     }
     fn service(&self) -> ToolService {
         ToolService::new(tower::service_fn(|call: ToolCall| async move {
-            let args = Value::Object(call.arguments.clone().unwrap_or_default());
+            let args = Value::Object(call.arguments_or_empty()?);
             match call.name.as_str() {
                 "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("it failed")])),
                 "boom" => Err(ToolError::failed("backend exploded")),

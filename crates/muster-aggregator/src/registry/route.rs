@@ -98,7 +98,11 @@ fn family_member<'a>(
         .map(|m| m.server.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let instance = match call.arguments.as_mut().and_then(|a| a.remove(instance_arg)) {
+    let arguments = match call.arguments.as_mut() {
+        Some(arguments) => Some(arguments.object_mut()?),
+        None => None,
+    };
+    let instance = match arguments.and_then(|a| a.remove(instance_arg)) {
         Some(Value::String(s)) => s,
         _ => {
             return Err(ToolError::failed(format!(

@@ -59,7 +59,7 @@ impl ToolProvider for Fixed {
         ToolService::new(tower::service_fn(move |call: ToolCall| {
             let name = name.clone();
             async move {
-                let args = Value::Object(call.arguments.unwrap_or_default());
+                let args = Value::Object(call.arguments_or_empty()?);
                 Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(format!(
                     "{name}:{} {args}",
                     call.name

@@ -16,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{TestResult, Waiting, registry_with_upstream, tool};
+use crate::support::{Fixed, TestResult, Waiting, registry_with_upstream, tool};
 
 /// An aggregator served on 127.0.0.1:0, stopped on drop.
 struct Raw {
@@ -83,6 +83,19 @@ impl Raw {
             request = request.header(*name, *value);
         }
         request.send().await.expect("request sent")
+    }
+
+    /// Posts the JSON text `body` in `session`.
+    async fn post_text(&self, session: &str, body: String) -> reqwest::Response {
+        self.http
+            .post(self.url())
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-session-id", session)
+            .body(body)
+            .send()
+            .await
+            .expect("request sent")
     }
 
     /// Initializes a session; returns its id.
@@ -886,5 +899,36 @@ async fn notifications_before_the_first_stream_are_kept_when_the_worker_did_the_
     assert!(listed["result"]["prompts"].is_array(), "{listed}");
     // The front door serves the `GET` stream of this session all the same.
     a_change_before_the_stream_reaches_it(&raw, &session).await;
+    Ok(())
+}
+
+/// `call_tool`'s arguments reach the tool's provider as the client wrote them, on the lean
+/// path: key order, number spelling, escapes and integers beyond 64 bits kept.
+#[tokio::test]
+async fn call_tool_arguments_reach_the_provider_as_written() -> TestResult {
+    let registry = Registry::new();
+    let tools = vec![tool("echo", "Echoes.", json!({}))];
+    registry.upsert_backend(
+        "fixed",
+        BackendNaming::default(),
+        Fixed::reporting_text("fixed", tools),
+    );
+    let raw = Raw::start(Aggregator::builder(registry)).await;
+    let session = raw.lean_session().await;
+    let written = r#"{"b":12345678901234567890123,"a":1.0,"c":"\u00e9"}"#;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"call_tool","arguments":{{"name":"x_fixed_echo","arguments":{written}}}}}}}"#
+    );
+    let (kind, reply) = reply(raw.post_text(&session, body).await).await;
+    assert_eq!(kind, "application/json", "{reply}");
+    let envelope: Value = serde_json::from_str(
+        reply["result"]["content"][0]["text"]
+            .as_str()
+            .ok_or("no envelope")?,
+    )?;
+    let seen: Value =
+        serde_json::from_str(envelope["content"][0]["text"].as_str().ok_or("no text")?)?;
+    assert_eq!(seen["argumentsText"], written, "{seen}");
+    assert_eq!(seen["arguments"]["c"], "\u{e9}", "{seen}");
     Ok(())
 }

@@ -219,7 +219,7 @@ impl ToolProvider for RmcpProvider {
             async move {
                 let mut params = CallToolRequestParams::new(call.name.to_string());
                 if let Some(arguments) = call.arguments.clone() {
-                    params = params.with_arguments(arguments);
+                    params = params.with_arguments(arguments.into_object()?);
                 }
                 let backend = |e: rmcp::ServiceError| ToolError::Backend {
                     provider: name.clone(),
@@ -258,6 +258,8 @@ pub struct Fixed {
     name: String,
     catalog: Arc<Catalog>,
     revision: watch::Sender<Revision>,
+    /// Whether answers also say what the front door handed on as text, in `argumentsText`.
+    reports_text: bool,
 }
 
 impl Fixed {
@@ -269,7 +271,16 @@ impl Fixed {
                 ..Catalog::default()
             }),
             revision: watch::channel(Revision::default()).0,
+            reports_text: false,
         })
+    }
+
+    /// A provider as [`new`](Self::new) makes whose answers also carry `argumentsText`:
+    /// the arguments' JSON text as the front door handed it on (`null`: an object).
+    pub fn reporting_text(name: &str, tools: Vec<Tool>) -> Arc<Self> {
+        let mut fixed = Arc::into_inner(Self::new(name, tools)).expect("one owner");
+        fixed.reports_text = true;
+        Arc::new(fixed)
     }
 }
 
@@ -288,13 +299,22 @@ impl ToolProvider for Fixed {
 
     fn service(&self) -> ToolService {
         let name = self.name.clone();
+        let reports_text = self.reports_text;
         ToolService::new(tower::service_fn(move |call: ToolCall| {
-            let body = json!({
+            let mut body = json!({
                 "source": name,
                 "tool": call.name.as_str(),
-                "arguments": call.arguments.clone().unwrap_or_default(),
+                "arguments": call.arguments.clone().map_or_else(|| json!({}), |a| json!(a)),
                 "session": call.context.session.as_str(),
             });
+            if reports_text {
+                body["argumentsText"] = json!(
+                    call.arguments
+                        .as_ref()
+                        .and_then(|a| a.as_text())
+                        .map(|t| t.get())
+                );
+            }
             async move {
                 Ok::<_, ToolError>(CallToolResult::success(vec![ContentBlock::text(
                     body.to_string(),

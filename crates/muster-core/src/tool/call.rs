@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::JsonObject;
 use tokio_util::sync::CancellationToken;
 
-use super::CallerChannel;
+use super::{CallerChannel, ToolArguments, ToolError};
 use crate::secret::SecretString;
 
 /// The name a tool is called by, e.g. `x_github_search` or `core_service_list`.
@@ -250,7 +250,7 @@ pub struct ToolCall {
     /// The tool.
     pub name: ToolName,
     /// Its arguments; `None` when the caller sent none (or `null`).
-    pub arguments: Option<JsonObject>,
+    pub arguments: Option<ToolArguments>,
     /// Session, caller, progress and cancellation.
     pub context: CallContext,
 }
@@ -260,7 +260,7 @@ impl ToolCall {
     pub fn new(name: impl Into<ToolName>, arguments: Option<JsonObject>) -> Self {
         Self {
             name: name.into(),
-            arguments,
+            arguments: arguments.map(ToolArguments::from_object),
             context: CallContext::anonymous(),
         }
     }
@@ -270,7 +270,7 @@ impl ToolCall {
     /// first).
     pub fn in_context(
         name: impl Into<ToolName>,
-        arguments: Option<JsonObject>,
+        arguments: Option<ToolArguments>,
         context: CallContext,
     ) -> Self {
         Self {
@@ -287,8 +287,27 @@ impl ToolCall {
         self
     }
 
-    /// The arguments, or an empty object.
-    pub fn arguments_or_empty(&self) -> JsonObject {
-        self.arguments.clone().unwrap_or_default()
+    /// A copy of the arguments as an object, or an empty object when there are none.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolError::InvalidArguments`] when their text makes no object muster can hold
+    /// (see [`ToolArguments`]).
+    pub fn arguments_or_empty(&self) -> Result<JsonObject, ToolError> {
+        self.arguments
+            .as_ref()
+            .map_or_else(|| Ok(JsonObject::new()), ToolArguments::to_object)
+    }
+
+    /// Takes the arguments out as an object (`None`: there were none).
+    ///
+    /// # Errors
+    ///
+    /// As [`arguments_or_empty`](Self::arguments_or_empty).
+    pub fn take_arguments(&mut self) -> Result<Option<JsonObject>, ToolError> {
+        self.arguments
+            .take()
+            .map(ToolArguments::into_object)
+            .transpose()
     }
 }

@@ -3,7 +3,7 @@
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use muster_core::resource::execution::StepStatus;
-use muster_core::tool::{CallContext, ToolCall, ToolService};
+use muster_core::tool::{CallContext, ToolArguments, ToolCall, ToolService};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -57,7 +57,7 @@ impl Runner {
         let mut context = self.context.clone();
         context.workflow_depth += 1;
         context.progress = None;
-        let call = ToolCall::in_context(name, arguments, context);
+        let call = ToolCall::in_context(name, arguments.map(ToolArguments::from), context);
         let mut call = std::pin::pin!(self.tools.clone().oneshot(call));
         let result = tokio::select! {
             result = &mut call => result,
