@@ -335,7 +335,7 @@ impl Aggregator {
     /// forwarded token (servers with `auth.forwardToken`), and those of sign-ins it made
     /// earlier or at another replica.
     pub(crate) async fn before_call(&self, context: &muster_core::tool::CallContext) {
-        self.before_read(&context.session, context.caller.as_ref())
+        self.before_read(&context.session, context.caller.as_deref())
             .await;
     }
 

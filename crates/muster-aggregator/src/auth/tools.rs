@@ -78,12 +78,12 @@ impl AuthTools {
         let outcome = match call.name.as_str() {
             LOGIN_TOOL => {
                 self.auth
-                    .login(session, call.context.caller.as_ref(), &server)
+                    .login(session, call.context.caller.as_deref(), &server)
                     .await
             }
             LOGOUT_TOOL => {
                 self.auth
-                    .logout(session, call.context.caller.as_ref(), &server)
+                    .logout(session, call.context.caller.as_deref(), &server)
                     .await
             }
             other => {

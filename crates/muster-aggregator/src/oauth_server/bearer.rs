@@ -13,6 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use muster_core::secret::ExposeSecret as _;
 use muster_core::tool::CallerIdentity;
+use std::sync::Arc;
 
 use super::principal::{self, Authenticated, family_session, principal_session};
 use super::secrets::digest;
@@ -62,7 +63,7 @@ pub(super) async fn require_bearer(
                 .insert(authenticated.session.clone());
             request
                 .extensions_mut()
-                .insert(authenticated.identity.clone());
+                .insert(Arc::new(authenticated.identity.clone()));
             request.extensions_mut().insert(authenticated);
             next.run(request).await
         }

@@ -93,7 +93,7 @@ fn tools(
     let target = |server: &str, upstream: &str| {
         providers.get(server).map(|(provider, meter)| Target {
             provider: Arc::clone(provider),
-            upstream: upstream.to_owned(),
+            upstream: upstream.into(),
             meter: meter.clone(),
         })
     };
@@ -149,7 +149,7 @@ fn tools(
                 },
                 Route::Single(Target {
                     provider: Arc::clone(provider),
-                    upstream: tool.name.to_string(),
+                    upstream: tool.name.as_ref().into(),
                     meter: meter.clone(),
                 }),
             ));
@@ -181,7 +181,7 @@ fn prompts(
                 },
                 Target {
                     provider: Arc::clone(&entry.provider),
-                    upstream: prompt.name.clone(),
+                    upstream: prompt.name.as_str().into(),
                     meter: None,
                 },
             ));
@@ -199,7 +199,7 @@ fn prompts(
                 },
                 Target {
                     provider: Arc::clone(provider),
-                    upstream: prompt.name.clone(),
+                    upstream: prompt.name.as_str().into(),
                     meter: None,
                 },
             ));
@@ -231,7 +231,7 @@ fn resources(
                 },
                 Target {
                     provider: Arc::clone(&entry.provider),
-                    upstream: resource.uri.clone(),
+                    upstream: resource.uri.as_str().into(),
                     meter: None,
                 },
             ));
@@ -249,7 +249,7 @@ fn resources(
                 },
                 Target {
                     provider: Arc::clone(provider),
-                    upstream: resource.uri.clone(),
+                    upstream: resource.uri.as_str().into(),
                     meter: None,
                 },
             ));

@@ -56,7 +56,7 @@ pub enum ItemOrigin {
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     pub(crate) provider: Arc<dyn ToolProvider>,
-    pub(crate) upstream: String,
+    pub(crate) upstream: Arc<str>,
     /// The metrics of calls through this target, when metrics are on (tools only).
     pub(crate) meter: Option<CallMeter>,
 }

@@ -82,7 +82,7 @@ fn resolve(
             .target
             .clone(),
     };
-    call.name = ToolName::new(&target.upstream);
+    call.name = ToolName::from(Arc::clone(&target.upstream));
     Ok((target, call))
 }
 

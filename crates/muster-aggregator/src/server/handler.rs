@@ -11,6 +11,7 @@ use rmcp::model::{
     SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use std::sync::Arc;
 
 use super::Aggregator;
 use super::notify;
@@ -105,7 +106,7 @@ impl ServerHandler for Aggregator {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let session = session_of(&context);
-        self.before_read(&session, caller_of(&context).as_ref())
+        self.before_read(&session, caller_of(&context).as_deref())
             .await;
         reads::get_prompt(self.registry(), &session, request)
             .await
@@ -118,7 +119,7 @@ impl ServerHandler for Aggregator {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let session = session_of(&context);
-        self.before_read(&session, caller_of(&context).as_ref())
+        self.before_read(&session, caller_of(&context).as_deref())
             .await;
         #[cfg(feature = "http-client")]
         if let Some(auth) = self.inner.backend_auth.as_ref()
@@ -201,11 +202,11 @@ fn session_of(context: &RequestContext<RoleServer>) -> SessionId {
 }
 
 /// The caller the front door's authentication established, if any.
-fn caller_of(context: &RequestContext<RoleServer>) -> Option<CallerIdentity> {
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<CallerIdentity>> {
     context
         .extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<CallerIdentity>())
+        .and_then(|parts| parts.extensions.get::<Arc<CallerIdentity>>())
         .cloned()
 }
 

@@ -233,7 +233,7 @@ struct Identity {
     /// The session of the signed-in principal; without authentication, the transport's.
     session: Option<SessionId>,
     /// The signed-in caller.
-    caller: Option<CallerIdentity>,
+    caller: Option<Arc<CallerIdentity>>,
 }
 
 impl Identity {
@@ -242,7 +242,7 @@ impl Identity {
     fn of(extensions: &http::Extensions) -> Self {
         Self {
             session: extensions.get::<SessionId>().cloned(),
-            caller: extensions.get::<CallerIdentity>().cloned(),
+            caller: extensions.get::<Arc<CallerIdentity>>().cloned(),
         }
     }
 }

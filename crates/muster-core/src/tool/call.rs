@@ -51,6 +51,13 @@ impl From<String> for ToolName {
     }
 }
 
+impl From<Arc<str>> for ToolName {
+    /// The name `name` holds, sharing its text.
+    fn from(name: Arc<str>) -> Self {
+        Self(name)
+    }
+}
+
 /// The session a call belongs to. Without OAuth every request belongs to `default-user`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId(Arc<str>);
@@ -207,8 +214,9 @@ impl fmt::Debug for SessionNotifier {
 pub struct CallContext {
     /// The caller's session.
     pub session: SessionId,
-    /// The caller's identity, when authenticated.
-    pub caller: Option<CallerIdentity>,
+    /// The caller's identity, when authenticated; shared, as the front door made it for
+    /// the request (a call's context is moved and cloned along its way).
+    pub caller: Option<Arc<CallerIdentity>>,
     /// Where progress goes, when the caller asked for it.
     pub progress: Option<ProgressSink>,
     /// Notifications to the caller's session beyond this call, when its transport has a
