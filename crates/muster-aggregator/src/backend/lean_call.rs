@@ -42,6 +42,7 @@ use super::post_headers::PostHeaders;
 use super::session_tap::{SessionHeaders, SessionSlot};
 use super::sse_reply::SseReader;
 use super::sse_routes::{CallRoutes, Route};
+use super::tool_result::TextResponse;
 use crate::wake_gate::WakeGated;
 
 /// The 2026-07-28 standard headers of a request.
@@ -444,7 +445,11 @@ impl Exchange<'_> {
         status: http::StatusCode,
     ) -> Result<CallToolResult, ToolError> {
         let body = self.bounded_body(response).await?;
-        match json_text(&body).and_then(|body| serde_json::from_str::<Incoming<'_>>(body).ok()) {
+        let text = json_text(&body);
+        if let Some(TextReading::Answer(result)) = text.map(|text| self.text_response(text)) {
+            return Ok(result);
+        }
+        match text.and_then(|body| serde_json::from_str::<Incoming<'_>>(body).ok()) {
             Some(message) if message.id.is_some_and(|id| id.get() == self.id_json) => {
                 self.finish(&message)
             }
@@ -486,13 +491,11 @@ impl Exchange<'_> {
                 if data.is_empty() {
                     continue;
                 }
-                let Some(message) = json_text(&data)
-                    .and_then(|data| serde_json::from_str::<Incoming<'_>>(data).ok())
-                else {
+                let Some(data) = json_text(&data) else {
                     tracing::debug!(server = %self.provider, "skipping an event that is not JSON-RPC");
                     continue;
                 };
-                if let Some(result) = self.handle(&message) {
+                if let Some(result) = self.take(data) {
                     response.drain(self.hop.max_bytes);
                     return result;
                 }
@@ -518,10 +521,7 @@ impl Exchange<'_> {
             if data.len() > self.hop.max_bytes {
                 return Err(self.too_large());
             }
-            let Ok(message) = serde_json::from_str::<Incoming<'_>>(&data) else {
-                continue;
-            };
-            if let Some(result) = self.handle(&message) {
+            if let Some(result) = self.take(&data) {
                 return result;
             }
         }
@@ -529,6 +529,38 @@ impl Exchange<'_> {
             "the server's event stream ended before answering the call",
             true,
         ))
+    }
+
+    /// Acts on one message of the reply, its JSON text; `Some` once it is the call's
+    /// response. A plain response of text blocks (what most tools answer) is read in one
+    /// pass, any other message by its envelope first; text that is no JSON-RPC message is
+    /// skipped.
+    fn take(&self, data: &str) -> Option<Result<CallToolResult, ToolError>> {
+        match self.text_response(data) {
+            TextReading::Answer(result) => return Some(Ok(result)),
+            TextReading::NotOurs => return None,
+            TextReading::Other => {}
+        }
+        match serde_json::from_str::<Incoming<'_>>(data) {
+            Ok(message) => self.handle(&message),
+            Err(_) => {
+                tracing::debug!(server = %self.provider, "skipping a message that is not JSON-RPC");
+                None
+            }
+        }
+    }
+
+    /// `data` read in one pass as a plain response of text blocks.
+    fn text_response(&self, data: &str) -> TextReading {
+        let Ok(response) = serde_json::from_str::<TextResponse<'_>>(data) else {
+            return TextReading::Other;
+        };
+        if response.id.get() != self.id_json {
+            return TextReading::NotOurs;
+        }
+        response
+            .into_result()
+            .map_or(TextReading::Other, TextReading::Answer)
     }
 
     /// Acts on one message of the reply; `Some` once it is the call's response.
@@ -642,6 +674,16 @@ impl Exchange<'_> {
             })?,
         )
     }
+}
+
+/// A message of the reply read as a plain response of text blocks.
+enum TextReading {
+    /// The call's response, and the result it carries.
+    Answer(CallToolResult),
+    /// A response to another request.
+    NotOurs,
+    /// Something else, read by its envelope.
+    Other,
 }
 
 /// `bytes` as the text of a JSON message, checked as UTF-8 once so that the parser does

@@ -59,22 +59,50 @@ struct TextBlock<'a> {
 /// `_meta`, annotations or other block; `resultType`, if any, `complete`), as rmcp would
 /// read it; `None` for anything else, which rmcp's types then read.
 pub(crate) fn text_only(json: &str) -> Option<CallToolResult> {
-    let read: TextResult<'_> = serde_json::from_str(json).ok()?;
-    if read.result_type.is_some_and(|t| t != "complete") {
-        return None;
+    serde_json::from_str::<TextResult<'_>>(json)
+        .ok()?
+        .into_result()
+}
+
+/// A JSON-RPC response (`jsonrpc`, `id` and `result`, nothing else) whose result holds text
+/// blocks only, read in one pass: a response that is anything else does not read as one.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TextResponse<'a> {
+    #[serde(rename = "jsonrpc")]
+    _jsonrpc: serde::de::IgnoredAny,
+    /// The id, as written.
+    #[serde(borrow)]
+    pub(crate) id: &'a serde_json::value::RawValue,
+    #[serde(borrow)]
+    result: TextResult<'a>,
+}
+
+impl TextResponse<'_> {
+    /// The result, as [`text_only`] reads it; `None` when it does not apply.
+    pub(crate) fn into_result(self) -> Option<CallToolResult> {
+        self.result.into_result()
     }
-    let mut content = Vec::with_capacity(read.content.len());
-    for block in read.content {
-        if block.kind != "text" {
+}
+
+impl TextResult<'_> {
+    fn into_result(self) -> Option<CallToolResult> {
+        if self.result_type.is_some_and(|t| t != "complete") {
             return None;
         }
-        content.push(ContentBlock::text(block.text.into_owned()));
+        let mut content = Vec::with_capacity(self.content.len());
+        for block in self.content {
+            if block.kind != "text" {
+                return None;
+            }
+            content.push(ContentBlock::text(block.text.into_owned()));
+        }
+        let mut result = CallToolResult::default();
+        result.content = content;
+        result.is_error = self.is_error;
+        result.result_type = Some(ResultType::COMPLETE);
+        Some(result)
     }
-    let mut result = CallToolResult::default();
-    result.content = content;
-    result.is_error = read.is_error;
-    result.result_type = Some(ResultType::COMPLETE);
-    Some(result)
 }
 
 #[cfg(test)]
@@ -99,6 +127,38 @@ mod tests {
         ] {
             assert_eq!(text_only(json), Some(by_rmcp(json)), "{json}");
         }
+    }
+
+    #[test]
+    fn a_text_response_reads_in_one_pass_as_by_levels() {
+        for result in [
+            r#"{"content":[{"type":"text","text":"x"}],"isError":false}"#,
+            r#"{"isError":true,"content":[{"text":"a \"b\" \u00e9","type":"text"}]}"#,
+            r#"{"resultType":"complete","content":[]}"#,
+        ] {
+            let message = format!(r#"{{"jsonrpc":"2.0","id":"muster-7","result":{result}}}"#);
+            let read: TextResponse<'_> = serde_json::from_str(&message).unwrap();
+            assert_eq!(read.id.get(), r#""muster-7""#);
+            assert_eq!(read.into_result(), Some(by_rmcp(result)), "{message}");
+        }
+        for other in [
+            // Anything but a plain response of text blocks is read by levels.
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"structuredContent":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]},"_meta":{}}"#,
+            r#"{"id":1,"result":{"content":[]}}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<TextResponse<'_>>(other).is_err(),
+                "{other}"
+            );
+        }
+        let not_text =
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"link","text":"x"}]}}"#;
+        let read: TextResponse<'_> = serde_json::from_str(not_text).unwrap();
+        assert_eq!(read.into_result(), None);
     }
 
     #[test]
