@@ -62,6 +62,12 @@ pub fn is_meta_tool(name: &str) -> bool {
     META_TOOL_NAMES.contains(&name)
 }
 
+/// The meta-tool `name` names, as a name that lives as long as the program; `None` when it
+/// is no meta-tool.
+pub(crate) fn meta_tool_name(name: &str) -> Option<&'static str> {
+    META_TOOL_NAMES.iter().copied().find(|known| *known == name)
+}
+
 /// The arguments of a meta-tool call, as a front door read them.
 #[derive(Debug)]
 pub(crate) enum Arguments {

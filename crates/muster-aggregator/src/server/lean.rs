@@ -26,6 +26,7 @@
 
 use std::borrow::Cow;
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::body::{Body, Bytes};
@@ -183,7 +184,7 @@ where
         return forward(inner, request).await;
     };
     let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, length.max(1)).await {
+    let bytes = match body_bytes(body, length).await {
         Ok(bytes) => bytes,
         Err(e) => {
             return (StatusCode::BAD_REQUEST, format!("Bad Request: {e}")).into_response();
@@ -200,6 +201,37 @@ where
         return response;
     }
     forward(inner, Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The body of a request that announced `length` bytes: its one piece as it came (hyper
+/// hands a small body over in one), or its pieces joined; an error past `length` bytes.
+async fn body_bytes(mut body: Body, length: usize) -> Result<Bytes, axum::Error> {
+    let mut first: Option<Bytes> = None;
+    let mut joined: Option<Vec<u8>> = None;
+    let mut read = 0usize;
+    while let Some(frame) =
+        std::future::poll_fn(|cx| http_body::Body::poll_frame(Pin::new(&mut body), cx)).await
+    {
+        // Trailers carry no bytes of the body.
+        let Ok(data) = frame?.into_data() else {
+            continue;
+        };
+        read += data.len();
+        if read > length {
+            return Err(axum::Error::new("length limit exceeded"));
+        }
+        match (&mut joined, first.take()) {
+            (Some(joined), _) => joined.extend_from_slice(&data),
+            (None, None) => first = Some(data),
+            (None, Some(before)) => {
+                let mut both = Vec::with_capacity(length);
+                both.extend_from_slice(&before);
+                both.extend_from_slice(&data);
+                joined = Some(both);
+            }
+        }
+    }
+    Ok(joined.map_or_else(|| first.unwrap_or_default(), Bytes::from))
 }
 
 /// The session of a `GET` the front door serves itself: one that asks for the session's
@@ -317,13 +349,14 @@ async fn answer(
             let id = envelope.id.filter(|id| is_request_id(id))?;
             let params: StatelessCallParams<'_> =
                 serde_json::from_str(envelope.params?.get()).ok()?;
-            if !meta_tools::is_meta_tool(&params.name) || !params.agrees_with(headers) {
+            let name = meta_tools::meta_tool_name(&params.name)?;
+            if !params.agrees_with(headers) {
                 return None;
             }
-            let arguments = Arguments::read(&params.name, params.arguments.map(RawValue::get))?;
+            let arguments = Arguments::read(name, params.arguments.map(RawValue::get))?;
             let call = LeanCall {
                 id: id.to_owned(),
-                name: params.name.into_owned(),
+                name,
                 arguments,
                 progress_token: None,
                 // A stateless request has no stream after its reply: what the call would
@@ -371,7 +404,7 @@ fn trace_context_of(headers: &HeaderMap) -> Option<JsonObject> {
 /// One meta-tool call on the lean path.
 struct LeanCall {
     id: Box<RawValue>,
-    name: String,
+    name: &'static str,
     arguments: Arguments,
     progress_token: Option<ProgressToken>,
     notifier: SessionNotifier,
@@ -405,7 +438,7 @@ struct Reply {
 enum End {
     /// With the answer of the meta-tool `name` (`None`: no such meta-tool).
     Finished {
-        name: String,
+        name: &'static str,
         answer: Option<Answer>,
         stateless: bool,
     },
@@ -421,7 +454,7 @@ impl Reply {
                 name,
                 answer,
                 stateless,
-            } => finished(&self.id, &name, answer, stateless),
+            } => finished(&self.id, name, answer, stateless),
             End::Cancelled => json_response(StatusCode::OK, cancelled_message(&self.id)),
         }
     }
@@ -433,7 +466,7 @@ impl Reply {
                 name,
                 answer,
                 stateless,
-            } => result_message(&self.id, &name, answer, stateless),
+            } => result_message(&self.id, name, answer, stateless),
             End::Cancelled => cancelled_message(&self.id),
         }
     }
@@ -449,12 +482,10 @@ impl LeanCall {
         headers: &HeaderMap,
     ) -> Option<Self> {
         let id = call.id.filter(|id| is_request_id(id))?;
-        if !meta_tools::is_meta_tool(&call.name) {
-            return None;
-        }
+        let name = meta_tools::meta_tool_name(&call.name)?;
         Some(Self {
             id: id.to_owned(),
-            name: call.name.into_owned(),
+            name,
             arguments: call.arguments,
             progress_token: call.progress_token,
             notifier,
@@ -523,11 +554,11 @@ impl LeanCall {
         // The aggregator is one `Arc`; the meta-tools themselves hold boxed services that
         // would be cloned (allocated) for every call.
         let aggregator = state.aggregator.clone();
-        let tool = name.clone();
+        let tool = name;
         let call = async move {
             aggregator
                 .meta_tools()
-                .answer(&tool, arguments, context)
+                .answer(tool, arguments, context)
                 .await
         };
         let mut call = Box::pin(call);
@@ -545,7 +576,7 @@ impl LeanCall {
                     std::iter::from_fn(|| progress.as_mut()?.try_recv().ok()).collect();
                 return match &progress_token {
                     Some(token) if !queued.is_empty() => LeanAnswer::Messages(
-                        finished_after_progress(&id, &name, token, queued, result),
+                        finished_after_progress(&id, name, token, queued, result),
                     ),
                     _ => LeanAnswer::Reply(Reply {
                         id,
@@ -577,7 +608,7 @@ impl LeanCall {
                 tokio::select! {
                     biased;
                     () = cancellation.cancelled() => break cancelled_message(&id),
-                    result = &mut call => break result_message(&id, &name, result, false),
+                    result = &mut call => break result_message(&id, name, result, false),
                     () = events.closed() => return,
                     Some(update) = progress.recv() => {
                         if !send(progress_message(&token, update)).await {
@@ -879,6 +910,19 @@ fn accepted(headers: &HeaderMap) -> (bool, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_body_in_pieces_is_joined_and_bounded() {
+        let pieces = || {
+            let pieces = ["{\"a\":", "1", "}"].map(|s| Ok::<_, std::io::Error>(Bytes::from(s)));
+            Body::from_stream(futures::stream::iter(pieces))
+        };
+        assert_eq!(body_bytes(pieces(), 7).await.unwrap(), "{\"a\":1}");
+        let over = body_bytes(pieces(), 6).await.unwrap_err();
+        assert_eq!(over.to_string(), "length limit exceeded");
+        assert_eq!(body_bytes(Body::from("x"), 1).await.unwrap(), "x");
+        assert_eq!(body_bytes(Body::empty(), 0).await.unwrap(), "");
+    }
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).expect("valid JSON")
