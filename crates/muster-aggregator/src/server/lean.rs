@@ -46,9 +46,10 @@ use tower::{Service, ServiceExt};
 
 use self::call_request::CallRequest;
 use self::handshake::Handshake;
-use self::stateless::{PROTOCOL_VERSION_HEADER, StatelessCallParams};
+use self::request_headers::RequestHeaders;
+use self::stateless::StatelessCallParams;
 use super::room::SessionMap;
-use super::sessions::{SESSION_HEADER, SessionTable};
+use super::sessions::SessionTable;
 use super::{Aggregator, MCP_PATH};
 use crate::meta_tools::{self, Answer, Arguments};
 use crate::wake_gate::WakeGated;
@@ -57,6 +58,7 @@ mod call_request;
 mod fixed;
 mod handshake;
 mod pieces;
+mod request_headers;
 pub(super) mod sse_call;
 mod stateless;
 mod stream;
@@ -173,31 +175,31 @@ where
         let shutdown = state.aggregator.inner.shutdown.clone();
         return stream::open(&state.aggregator.inner.peers, session, shutdown);
     }
-    if request.method() != Method::POST
-        || request.uri().path() != MCP_PATH
-        || !accepts_json_and_sse(request.headers())
-        || !is_json(request.headers())
-    {
+    if request.method() != Method::POST || request.uri().path() != MCP_PATH {
         return forward(inner, request).await;
     }
-    let Some(length) = content_length(request.headers()).filter(|n| *n <= MAX_BODY_BYTES) else {
-        return forward(inner, request).await;
-    };
     let (parts, body) = request.into_parts();
+    let found = RequestHeaders::of(&parts.headers);
+    let Some(length) = found
+        .content_length()
+        .filter(|n| *n <= MAX_BODY_BYTES && found.accepts_json_and_sse() && found.is_json())
+    else {
+        return forward(inner, Request::from_parts(parts, body)).await;
+    };
     let bytes = match body_bytes(body, length).await {
         Ok(bytes) => bytes,
         Err(e) => {
             return (StatusCode::BAD_REQUEST, format!("Bad Request: {e}")).into_response();
         }
     };
-    let session = parts
-        .headers
-        .get(&SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|s| !s.is_empty());
     // The front door's authentication, when configured, has named the session and the caller.
     let identity = Identity::of(&parts.extensions);
-    if let Some(response) = answer(state, &parts.headers, session, identity, &bytes).await {
+    let request = LeanRequest {
+        headers: &parts.headers,
+        session: found.session(),
+        plain_version: found.version_is_absent_or_in(&SESSION_VERSIONS),
+    };
+    if let Some(response) = answer(state, &request, identity, &bytes).await {
         return response;
     }
     forward(inner, Request::from_parts(parts, Body::from(bytes))).await
@@ -238,13 +240,11 @@ async fn body_bytes(mut body: Body, length: usize) -> Result<Bytes, axum::Error>
 /// stream (not to resume one) with a session-era (or no) protocol version, in a session
 /// whose client cannot be asked anything.
 fn stream_session<'h>(state: &LeanState, headers: &'h HeaderMap) -> Option<&'h str> {
-    let session = headers
-        .get(&SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|s| !s.is_empty())?;
-    (accepts_sse(headers)
+    let found = RequestHeaders::of(headers);
+    let session = found.session()?;
+    (found.accepts_sse()
         && !headers.contains_key(LAST_EVENT_ID_HEADER)
-        && plain_session_version(headers)
+        && found.version_is_absent_or_in(&SESSION_VERSIONS)
         && state.sessions.is_lean(session))
     .then_some(session)
 }
@@ -279,18 +279,27 @@ impl Identity {
     }
 }
 
+/// What the lean path knows of a `POST` besides its body.
+struct LeanRequest<'a> {
+    headers: &'a HeaderMap,
+    /// `Mcp-Session-Id`.
+    session: Option<&'a str>,
+    /// Whether `MCP-Protocol-Version` is absent or a session-era version.
+    plain_version: bool,
+}
+
 /// The lean answer to `body`, or `None` to let rmcp answer it.
 async fn answer(
     state: &LeanState,
-    headers: &HeaderMap,
-    session: Option<&str>,
+    request: &LeanRequest<'_>,
     identity: Identity,
     body: &Bytes,
 ) -> Option<Response> {
+    let (headers, session) = (request.headers, request.session);
     if let Some(session) = session
         && let Some(call) = CallRequest::read(body)
     {
-        return session_call(state, headers, session, identity, call).await;
+        return session_call(state, request, session, identity, call).await;
     }
     let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
     if envelope.jsonrpc.as_deref() != Some("2.0") {
@@ -318,7 +327,7 @@ async fn answer(
         // The handshake's end, in a session whose worker has not started: nothing to do.
         ("notifications/initialized", Some(session))
             if envelope.id.is_none()
-                && plain_session_version(headers)
+                && request.plain_version
                 && state.sessions.is_parked(session) =>
         {
             Some(StatusCode::ACCEPTED.into_response())
@@ -333,7 +342,7 @@ async fn answer(
         // What the front door answers the same way for every session needs no worker.
         ("tools/list" | "ping", Some(session)) => {
             let id = envelope.id.filter(|id| is_request_id(id))?;
-            if !plain_session_version(headers)
+            if !request.plain_version
                 || !state.sessions.is_lean(session)
                 || !fixed::plain_params(envelope.params)
             {
@@ -343,7 +352,7 @@ async fn answer(
         }
         ("tools/call", Some(session)) => {
             let call = CallRequest::from_params(envelope.id, envelope.params?)?;
-            session_call(state, headers, session, identity, call).await
+            session_call(state, request, session, identity, call).await
         }
         ("tools/call", None) => {
             let id = envelope.id.filter(|id| is_request_id(id))?;
@@ -375,18 +384,18 @@ async fn answer(
 /// answer it.
 async fn session_call(
     state: &LeanState,
-    headers: &HeaderMap,
+    request: &LeanRequest<'_>,
     session: &str,
     identity: Identity,
     call: CallRequest<'_>,
 ) -> Option<Response> {
-    if !plain_session_version(headers) {
+    if !request.plain_version {
         return None;
     }
     // Notifications of the call (followed events) go to the session's stream as of when
     // each is sent, for as long as the session lasts.
     let (notifier, session) = state.sessions.lean_notifier(session)?;
-    let call = LeanCall::of(call, notifier, identity, headers)?;
+    let call = LeanCall::of(call, notifier, identity, request.headers)?;
     Some(call.run(state, Some(session)).await)
 }
 
@@ -846,67 +855,6 @@ fn is_request_id(id: &RawValue) -> bool {
     text.starts_with('"') || text.starts_with('-') || text.starts_with(|c: char| c.is_ascii_digit())
 }
 
-/// No `MCP-Protocol-Version`, or one of the session-era versions.
-fn plain_session_version(headers: &HeaderMap) -> bool {
-    match headers.get(&PROTOCOL_VERSION_HEADER) {
-        None => true,
-        Some(value) => value.to_str().is_ok_and(|v| SESSION_VERSIONS.contains(&v)),
-    }
-}
-
-fn content_length(headers: &HeaderMap) -> Option<usize> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers.get(header::CONTENT_TYPE).is_some_and(|v| {
-        // What clients send, recognized without taking it apart.
-        v.as_bytes() == b"application/json"
-            || v.to_str().is_ok_and(|v| {
-                v.split(';')
-                    .next()
-                    .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
-            })
-    })
-}
-
-/// Whether `Accept` lists both `application/json` and `text/event-stream`, as the
-/// transport requires of every POST.
-fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
-    let (json, sse) = accepted(headers);
-    json && sse
-}
-
-/// Whether the request accepts `text/event-stream`.
-fn accepts_sse(headers: &HeaderMap) -> bool {
-    accepted(headers).1
-}
-
-/// Whether `Accept` names `application/json`, and whether it names `text/event-stream`.
-fn accepted(headers: &HeaderMap) -> (bool, bool) {
-    let mut json = false;
-    let mut sse = false;
-    for value in headers.get_all(header::ACCEPT) {
-        // What MCP clients send, recognized without taking it apart.
-        if value.as_bytes() == b"application/json, text/event-stream" {
-            return (true, true);
-        }
-        let Ok(value) = value.to_str() else { continue };
-        for item in value.split(',') {
-            let essence = item.split(';').next().unwrap_or("").trim();
-            json |= essence.eq_ignore_ascii_case("application/json");
-            sse |= essence.eq_ignore_ascii_case("text/event-stream");
-        }
-    }
-    (json, sse)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1027,47 +975,5 @@ mod tests {
             ),
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":1.0,"total":2.0}}"#
         );
-    }
-
-    #[test]
-    fn accept_needs_both_types() {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-        assert!(!accepts_json_and_sse(&headers));
-        headers.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
-        assert!(accepts_json_and_sse(&headers));
-        // Taken apart when written otherwise: order, case, parameters, several values.
-        let accepts = |values: &[&'static str]| {
-            let mut headers = HeaderMap::new();
-            for value in values {
-                headers.append(header::ACCEPT, HeaderValue::from_static(value));
-            }
-            accepts_json_and_sse(&headers)
-        };
-        assert!(accepts(&["text/event-stream, application/json"]));
-        assert!(accepts(&["Application/JSON;q=0.9 ,TEXT/EVENT-STREAM"]));
-        assert!(accepts(&["application/json", "text/event-stream"]));
-        assert!(!accepts(&["application/json, text/event-streams"]));
-        assert!(!accepts(&["application/json, text/html"]));
-        assert!(!accepts(&["application/jsonl, text/event-stream"]));
-        assert!(!accepts(&[]));
-    }
-
-    #[test]
-    fn json_bodies_are_recognized_however_their_type_is_written() {
-        let is = |value: &'static str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(value));
-            is_json(&headers)
-        };
-        assert!(is("application/json"));
-        assert!(is("application/json; charset=utf-8"));
-        assert!(is(" Application/JSON "));
-        assert!(!is("application/jsonl"));
-        assert!(!is("text/plain"));
-        assert!(!is_json(&HeaderMap::new()));
     }
 }
