@@ -7,13 +7,14 @@
 //! `401 Unauthorized` with `WWW-Authenticate` pointing at the protected resource metadata.
 //! Failed bearers count against the client address's attempts.
 
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use muster_core::secret::ExposeSecret as _;
 use muster_core::tool::CallerIdentity;
-use std::sync::Arc;
 
 use super::principal::{self, Authenticated, family_session, principal_session};
 use super::secrets::digest;

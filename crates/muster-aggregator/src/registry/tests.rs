@@ -237,6 +237,36 @@ async fn family_calls_pick_the_member_and_strip_the_instance_arg() {
             .contains("\"cluster\" parameter is required")
     );
 
+    // Arguments that arrived as text are read for the instance argument; text that makes
+    // no object muster can hold is refused as invalid arguments.
+    let text_call = |text: String| {
+        let text = serde_json::value::RawValue::from_string(text).unwrap();
+        let arguments = muster_core::tool::ToolArguments::from_text(text);
+        ToolCall::in_context("x_kubernetes_list_pods", arguments, Default::default())
+    };
+    let routed = registry
+        .service()
+        .oneshot(text_call(
+            r#"{"namespace":"kube-system","cluster":"k8s-a"}"#.into(),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        routed.content[0].as_text().map(|t| t.text.as_str()),
+        Some(r#"k8s-a:list_pods {"namespace":"kube-system"}"#)
+    );
+    let deep = format!(
+        r#"{{"cluster":"k8s-a","x":{}1{}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let err = registry
+        .service()
+        .oneshot(text_call(deep))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ToolError::InvalidArguments { .. }), "{err}");
+
     // Deregistering a member narrows the routing set.
     assert!(registry.remove_backend("k8s-a"));
     let err = call(

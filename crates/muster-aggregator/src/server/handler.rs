@@ -2,6 +2,8 @@
 //! `prompts/get` and `resources/read` reach the downstream prompts and resources, and
 //! `subscriptions/listen` streams list changes to 2026-07-28 clients.
 
+use std::sync::Arc;
+
 use muster_core::tool::{CallContext, CallerIdentity, SessionId, upstream_meta};
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -11,7 +13,6 @@ use rmcp::model::{
     SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use std::sync::Arc;
 
 use super::Aggregator;
 use super::notify;
