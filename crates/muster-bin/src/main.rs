@@ -24,7 +24,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// jemalloc's settings built into the binary (`_RJEM_MALLOC_CONF` is read after them and
 /// wins): a thread's cache of freed blocks is swept after every 1 MiB its thread allocates
-/// instead of every 64 KiB, which spared a proxied call about 1.4 % of its instructions
+/// instead of every 64 KiB, which spared a proxied call about 1.3 % of its instructions
 /// (docs/decisions/0008, amendment).
 #[cfg(not(target_env = "msvc"))]
 const MALLOC_CONF: &[u8] = b"tcache_gc_incr_bytes:1048576\0";
