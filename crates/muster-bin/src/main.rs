@@ -26,32 +26,15 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// wins): a thread's cache of freed blocks is swept after every 1 MiB its thread allocates
 /// instead of every 64 KiB, which spared a proxied call about 1.3 % of its instructions
 /// (docs/decisions/0008, amendment).
-#[cfg(not(target_env = "msvc"))]
-const MALLOC_CONF: &[u8] = b"tcache_gc_incr_bytes:1048576\0";
-
-/// [`MALLOC_CONF`] as the C characters jemalloc reads.
-#[cfg(not(target_env = "msvc"))]
-static MALLOC_CONF_CHARS: [std::ffi::c_char; MALLOC_CONF.len()] = c_chars(MALLOC_CONF);
-
-/// The `malloc_conf` string jemalloc looks up when it starts: a weak symbol of jemalloc's
-/// that a program may define (`tikv-jemalloc-sys` prefixes jemalloc's symbols with
-/// `_rjem_`).
+///
+/// This is the `malloc_conf` string jemalloc looks up when it starts: a weak symbol of
+/// jemalloc's that a program may define (`tikv-jemalloc-sys` prefixes jemalloc's symbols
+/// with `_rjem_`), a pointer to the first character of a NUL-terminated string, as the
+/// reference to its first byte is.
 #[cfg(not(target_env = "msvc"))]
 #[allow(unsafe_code)] // Naming a symbol: see docs/decisions/0008, amendment.
 #[unsafe(export_name = "_rjem_malloc_conf")]
-static JEMALLOC_MALLOC_CONF: Option<&std::ffi::c_char> = Some(&MALLOC_CONF_CHARS[0]);
-
-/// `bytes` as C characters.
-#[cfg(not(target_env = "msvc"))]
-const fn c_chars<const N: usize>(bytes: &[u8]) -> [std::ffi::c_char; N] {
-    let mut chars = [0; N];
-    let mut i = 0;
-    while i < N {
-        chars[i] = bytes[i] as std::ffi::c_char;
-        i += 1;
-    }
-    chars
-}
+static JEMALLOC_MALLOC_CONF: Option<&u8> = Some(&b"tcache_gc_incr_bytes:1048576\0"[0]);
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_from(cli::workflow_flags(std::env::args_os().collect()));

@@ -264,6 +264,16 @@ pub struct Fixed {
 
 impl Fixed {
     pub fn new(name: &str, tools: Vec<Tool>) -> Arc<Self> {
+        Self::made(name, tools, false)
+    }
+
+    /// A provider as [`new`](Self::new) makes whose answers also carry `argumentsText`:
+    /// the arguments' JSON text as the front door handed it on (`null`: an object).
+    pub fn reporting_text(name: &str, tools: Vec<Tool>) -> Arc<Self> {
+        Self::made(name, tools, true)
+    }
+
+    fn made(name: &str, tools: Vec<Tool>, reports_text: bool) -> Arc<Self> {
         Arc::new(Self {
             name: name.to_owned(),
             catalog: Arc::new(Catalog {
@@ -271,16 +281,8 @@ impl Fixed {
                 ..Catalog::default()
             }),
             revision: watch::channel(Revision::default()).0,
-            reports_text: false,
+            reports_text,
         })
-    }
-
-    /// A provider as [`new`](Self::new) makes whose answers also carry `argumentsText`:
-    /// the arguments' JSON text as the front door handed it on (`null`: an object).
-    pub fn reporting_text(name: &str, tools: Vec<Tool>) -> Arc<Self> {
-        let mut fixed = Arc::into_inner(Self::new(name, tools)).expect("one owner");
-        fixed.reports_text = true;
-        Arc::new(fixed)
     }
 }
 

@@ -85,10 +85,10 @@ impl ToolArguments {
         if let Repr::Text(text) = &self.0 {
             self.0 = Repr::Object(parse(text)?);
         }
-        match &mut self.0 {
-            Repr::Object(object) => Ok(object),
-            Repr::Text(_) => unreachable!("the text was parsed above"),
-        }
+        let Repr::Object(object) = &mut self.0 else {
+            unreachable!("the text was parsed above");
+        };
+        Ok(object)
     }
 
     /// Appends the arguments as compact JSON to `out`: their text as it is, or the object
