@@ -94,9 +94,9 @@ fn category(outcome: &Outcome, go: &Result<String, String>) -> Option<&'static s
 }
 
 /// How many times each case is rendered before it counts as a match. gtmpl's maps iterate in
-/// a random order, drawn anew for each render (each runs on a thread of its own): a two-key
-/// map prints in Go's order by chance half the time, so eight renders let one such case pass
-/// once in 256 runs. Thirty-two make it once in four billion; a case that differs stops at
+/// an order drawn anew for each map (every render builds its data's maps again, each with
+/// hash keys of its own): a two-key map prints in Go's order by chance half the time, so
+/// eight renders let one such case pass once in 256 runs. Thirty-two make it once in four billion; a case that differs stops at
 /// its first differing render, so only matching cases pay for the count.
 const RENDERS: usize = 32;
 
