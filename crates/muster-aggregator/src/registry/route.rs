@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use muster_core::tool::{ToolCall, ToolError, ToolName};
+use muster_core::tool::{ToolArguments, ToolCall, ToolError, ToolName};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -98,10 +98,11 @@ fn family_member<'a>(
         .map(|m| m.server.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let arguments = match call.arguments.as_mut() {
-        Some(arguments) => Some(arguments.object_mut()?),
-        None => None,
-    };
+    let arguments = call
+        .arguments
+        .as_mut()
+        .map(ToolArguments::object_mut)
+        .transpose()?;
     let instance = match arguments.and_then(|a| a.remove(instance_arg)) {
         Some(Value::String(s)) => s,
         _ => {

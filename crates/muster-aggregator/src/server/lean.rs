@@ -563,11 +563,10 @@ impl LeanCall {
         // The aggregator is one `Arc`; the meta-tools themselves hold boxed services that
         // would be cloned (allocated) for every call.
         let aggregator = state.aggregator.clone();
-        let tool = name;
         let call = async move {
             aggregator
                 .meta_tools()
-                .answer(tool, arguments, context)
+                .answer(name, arguments, context)
                 .await
         };
         let mut call = Box::pin(call);
